@@ -1,0 +1,96 @@
+package cache
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+)
+
+// Indexer is a Store with secondary indexes: named functions that map each
+// object to zero or more values, so objects can be looked up by value.
+type Indexer interface {
+	Store
+	// Index returns the objects that share at least one value of the named
+	// index with obj, each once.
+	Index(indexName string, obj interface{}) ([]interface{}, error)
+	// IndexKeys returns the keys of the objects with indexedValue in the
+	// named index.
+	IndexKeys(indexName, indexedValue string) ([]string, error)
+	// ListIndexFuncValues returns every value the named index holds.
+	ListIndexFuncValues(indexName string) []string
+	// ByIndex returns the objects with indexedValue in the named index.
+	ByIndex(indexName, indexedValue string) ([]interface{}, error)
+	// GetIndexers returns the index functions by name. Read-only.
+	GetIndexers() Indexers
+
+	// AddIndexers adds index functions and indexes the objects already
+	// stored. A name that already exists is an error.
+	AddIndexers(newIndexers Indexers) error
+}
+
+// IndexFunc computes the values an object is indexed under.
+type IndexFunc func(obj interface{}) ([]string, error)
+
+// NamespaceIndex is the conventional name of the index by namespace.
+const NamespaceIndex string = "namespace"
+
+// MetaNamespaceIndexFunc indexes an object by its namespace.
+func MetaNamespaceIndexFunc(obj interface{}) ([]string, error) {
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return []string{""}, fmt.Errorf("object has no meta: %w", err)
+	}
+	return []string{accessor.GetNamespace()}, nil
+}
+
+// Indexers maps index names to index functions.
+type Indexers map[string]IndexFunc
+
+// Indices maps index names to the content of each index.
+type Indices map[string]index
+
+// index maps an index value to the keys of the objects that have it.
+type index map[string]keySet
+
+// keySet is a set of store keys.
+type keySet map[string]struct{}
+
+// TypedIndexFunc is an IndexFunc over a known object type.
+type TypedIndexFunc[T any] func(obj T) ([]string, error)
+
+// TypedIndexers maps index names to typed index functions.
+type TypedIndexers[T any] map[string]TypedIndexFunc[T]
+
+// TypedIndexer is an Indexer whose objects are all of type T.
+type TypedIndexer[T any] interface {
+	Indexer
+
+	// TypedIndex is Index with typed objects.
+	TypedIndex(indexName string, obj T) ([]T, error)
+	// ByTypedIndex is ByIndex with typed objects.
+	ByTypedIndex(indexName, indexedValue string) ([]T, error)
+	// AddTypedIndexers is AddIndexers with typed functions.
+	AddTypedIndexers(newIndexers TypedIndexers[T]) error
+}
+
+// TypedIndexerFuncToIndexerFunc adapts a typed index function to an
+// IndexFunc. An object that is not a T is an error, not a panic.
+func TypedIndexerFuncToIndexerFunc[T any](indexer TypedIndexFunc[T]) IndexFunc {
+	return func(obj interface{}) ([]string, error) {
+		typed, ok := obj.(T)
+		if !ok {
+			var want T
+			return nil, fmt.Errorf("typed index function expects %T, got %T", want, obj)
+		}
+		return indexer(typed)
+	}
+}
+
+// TypedIndexersToIndexers adapts every typed index function.
+func TypedIndexersToIndexers[T any](indexers TypedIndexers[T]) Indexers {
+	out := make(Indexers, len(indexers))
+	for name, fn := range indexers {
+		out[name] = TypedIndexerFuncToIndexerFunc(fn)
+	}
+	return out
+}
