@@ -8,7 +8,7 @@ import (
 	"k8s.io/klog/v2"
 )
 
-const thisPackage = "github.com/kcache/cache"
+const kcachePackage = "github.com/kcache/cache"
 
 // namedTestHandler is a handler type defined at package level.
 type namedTestHandler struct{}
@@ -31,7 +31,7 @@ func genericOnAdd[T any](interface{}) {}
 
 func TestNameForHandler_TellsWhereTheHandlerWasWritten(t *testing.T) {
 	controller := &namingController{}
-	closureScope := thisPackage + ".TestNameForHandler_TellsWhereTheHandlerWasWritten"
+	closureScope := kcachePackage + ".TestNameForHandler_TellsWhereTheHandlerWasWritten"
 	tests := map[string]struct {
 		handler any
 		want    string
@@ -42,11 +42,11 @@ func TestNameForHandler_TellsWhereTheHandlerWasWritten(t *testing.T) {
 		},
 		"named struct": {
 			handler: namedTestHandler{},
-			want:    thisPackage + ".namedTestHandler",
+			want:    kcachePackage + ".namedTestHandler",
 		},
 		"pointer to named struct": {
 			handler: &namedTestHandler{},
-			want:    thisPackage + ".namedTestHandler",
+			want:    kcachePackage + ".namedTestHandler",
 		},
 		"nil pointer": {
 			handler: (*namedTestHandler)(nil),
@@ -66,27 +66,27 @@ func TestNameForHandler_TellsWhereTheHandlerWasWritten(t *testing.T) {
 		},
 		"funcs with methods of one type": {
 			handler: ResourceEventHandlerFuncs{AddFunc: controller.addPod, UpdateFunc: controller.updatePod},
-			want:    thisPackage + ".(*namingController)",
+			want:    kcachePackage + ".(*namingController)",
 		},
 		"funcs from different scopes are joined": {
 			handler: ResourceEventHandlerFuncs{AddFunc: controller.addPod, DeleteFunc: onTestDelete},
-			want:    thisPackage + ".(*namingController).addPod-fm+" + thisPackage + ".onTestDelete",
+			want:    kcachePackage + ".(*namingController).addPod-fm+" + kcachePackage + ".onTestDelete",
 		},
 		"package-level funcs are listed, not reduced to the package": {
 			handler: ResourceEventHandlerFuncs{AddFunc: onTestAdd, DeleteFunc: onTestDelete},
-			want:    thisPackage + ".onTestAdd+" + thisPackage + ".onTestDelete",
+			want:    kcachePackage + ".onTestAdd+" + kcachePackage + ".onTestDelete",
 		},
 		"one package-level func": {
 			handler: ResourceEventHandlerFuncs{AddFunc: onTestAdd},
-			want:    thisPackage + ".onTestAdd",
+			want:    kcachePackage + ".onTestAdd",
 		},
 		"generic package-level func": {
 			handler: ResourceEventHandlerFuncs{AddFunc: genericOnAdd[int]},
-			want:    thisPackage + ".genericOnAdd[...]",
+			want:    kcachePackage + ".genericOnAdd[...]",
 		},
 		"funcs without functions fall back to the type": {
 			handler: ResourceEventHandlerFuncs{},
-			want:    thisPackage + ".ResourceEventHandlerFuncs",
+			want:    kcachePackage + ".ResourceEventHandlerFuncs",
 		},
 		"detailed funcs": {
 			handler: ResourceEventHandlerDetailedFuncs{AddFunc: func(interface{}, bool) {}},
@@ -102,25 +102,25 @@ func TestNameForHandler_TellsWhereTheHandlerWasWritten(t *testing.T) {
 		},
 		"filtering handler is named after what it wraps": {
 			handler: FilteringResourceEventHandler{Handler: &namedTestHandler{}},
-			want:    thisPackage + ".namedTestHandler",
+			want:    kcachePackage + ".namedTestHandler",
 		},
 		"filtering handler without handler": {
 			handler: FilteringResourceEventHandler{},
-			want:    thisPackage + ".FilteringResourceEventHandler",
+			want:    kcachePackage + ".FilteringResourceEventHandler",
 		},
 		"typed filtering handler is named after what it wraps": {
-			handler: TypedFilteringResourceEventHandler[*v1.Pod]{Handler: &typedRecordingHandler{}},
-			want:    thisPackage + ".typedRecordingHandler",
+			handler: TypedFilteringResourceEventHandler[*v1.Pod]{Handler: &typedHandlerRecorder{}},
+			want:    kcachePackage + ".typedHandlerRecorder",
 		},
 		"typed adapter over filtering over funcs": {
 			handler: newTypedHandlerAdapter[*v1.Pod](klog.Background(), TypedFilteringResourceEventHandler[*v1.Pod]{
 				Handler: TypedResourceEventHandlerFuncs[*v1.Pod]{AddFunc: controller.addPodTyped},
 			}),
-			want: thisPackage + ".(*namingController)",
+			want: kcachePackage + ".(*namingController)",
 		},
 		"typed adapter without handler": {
 			handler: newTypedHandlerAdapter[*v1.Pod](klog.Background(), nil),
-			want:    thisPackage + ".typedHandlerAdapter[*k8s.io/api/core/v1.Pod]",
+			want:    kcachePackage + ".typedHandlerAdapter[*k8s.io/api/core/v1.Pod]",
 		},
 	}
 	for name, tc := range tests {
@@ -144,7 +144,7 @@ func (h *selfWrappingHandler) wrappedHandler() any { return h.self }
 func TestNameForHandler_StopsOnWrapperCycles(t *testing.T) {
 	h := &selfWrappingHandler{}
 	h.self = h
-	if diff := cmp.Diff(thisPackage+".selfWrappingHandler", nameForHandler(h)); diff != "" {
+	if diff := cmp.Diff(kcachePackage+".selfWrappingHandler", nameForHandler(h)); diff != "" {
 		t.Errorf("name (-want +got):\n%s", diff)
 	}
 }

@@ -22,9 +22,9 @@ type handlerEvent struct {
 	NoObject  bool   // typed deletes: OptionalObj is the zero T
 }
 
-// eventKey names any object a handler may get, including tombstones and
+// recordedKey names any object a handler may get, including tombstones and
 // objects without metadata.
-func eventKey(obj interface{}) string {
+func recordedKey(obj interface{}) string {
 	if tombstone, ok := obj.(DeletedFinalStateUnknown); ok {
 		return tombstone.Key
 	}
@@ -38,39 +38,39 @@ func eventKey(obj interface{}) string {
 	return key
 }
 
-// recordingHandler is an untyped handler that records what it receives.
-type recordingHandler struct {
+// handlerRecorder is an untyped handler that records what it receives.
+type handlerRecorder struct {
 	events []handlerEvent
 }
 
-func (r *recordingHandler) OnAdd(obj interface{}, isInInitialList bool) {
-	r.events = append(r.events, handlerEvent{Kind: "add", Key: eventKey(obj), Initial: isInInitialList})
+func (r *handlerRecorder) OnAdd(obj interface{}, isInInitialList bool) {
+	r.events = append(r.events, handlerEvent{Kind: "add", Key: recordedKey(obj), Initial: isInInitialList})
 }
 
-func (r *recordingHandler) OnUpdate(oldObj, newObj interface{}) {
-	r.events = append(r.events, handlerEvent{Kind: "update", Key: eventKey(newObj), OldKey: eventKey(oldObj)})
+func (r *handlerRecorder) OnUpdate(oldObj, newObj interface{}) {
+	r.events = append(r.events, handlerEvent{Kind: "update", Key: recordedKey(newObj), OldKey: recordedKey(oldObj)})
 }
 
-func (r *recordingHandler) OnDelete(obj interface{}) {
+func (r *handlerRecorder) OnDelete(obj interface{}) {
 	_, tombstone := obj.(DeletedFinalStateUnknown)
-	r.events = append(r.events, handlerEvent{Kind: "delete", Key: eventKey(obj), Tombstone: tombstone})
+	r.events = append(r.events, handlerEvent{Kind: "delete", Key: recordedKey(obj), Tombstone: tombstone})
 }
 
-// typedRecordingHandler is a typed handler for pods that records what it
+// typedHandlerRecorder is a typed handler for pods that records what it
 // receives.
-type typedRecordingHandler struct {
+type typedHandlerRecorder struct {
 	events []handlerEvent
 }
 
-func (r *typedRecordingHandler) OnAdd(obj *v1.Pod, isInInitialList bool) {
-	r.events = append(r.events, handlerEvent{Kind: "add", Key: eventKey(obj), Initial: isInInitialList})
+func (r *typedHandlerRecorder) OnAdd(obj *v1.Pod, isInInitialList bool) {
+	r.events = append(r.events, handlerEvent{Kind: "add", Key: recordedKey(obj), Initial: isInInitialList})
 }
 
-func (r *typedRecordingHandler) OnUpdate(oldObj, newObj *v1.Pod) {
-	r.events = append(r.events, handlerEvent{Kind: "update", Key: eventKey(newObj), OldKey: eventKey(oldObj)})
+func (r *typedHandlerRecorder) OnUpdate(oldObj, newObj *v1.Pod) {
+	r.events = append(r.events, handlerEvent{Kind: "update", Key: recordedKey(newObj), OldKey: recordedKey(oldObj)})
 }
 
-func (r *typedRecordingHandler) OnDelete(obj DeletedObject[*v1.Pod]) {
+func (r *typedHandlerRecorder) OnDelete(obj DeletedObject[*v1.Pod]) {
 	r.events = append(r.events, handlerEvent{
 		Kind:      "delete",
 		Key:       obj.GetKey(),
@@ -79,19 +79,15 @@ func (r *typedRecordingHandler) OnDelete(obj DeletedObject[*v1.Pod]) {
 	})
 }
 
-func newPod(namespace, name string, labels map[string]string) *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: labels}}
-}
-
-// event is one call to make on a handler under test.
-type event struct {
+// handlerCall is one call to make on a handler under test.
+type handlerCall struct {
 	kind    string // "add", "update" or "delete"
 	obj     interface{}
 	old     interface{} // updates only
 	initial bool        // adds only
 }
 
-func deliver(h ResourceEventHandler, events []event) {
+func deliverCalls(h ResourceEventHandler, events []handlerCall) {
 	for _, e := range events {
 		switch e.kind {
 		case "add":
@@ -106,7 +102,7 @@ func deliver(h ResourceEventHandler, events []event) {
 	}
 }
 
-func deliverTyped(h TypedResourceEventHandler[*v1.Pod], events []event) {
+func deliverTypedCalls(h TypedResourceEventHandler[*v1.Pod], events []handlerCall) {
 	for _, e := range events {
 		switch e.kind {
 		case "add":
@@ -121,9 +117,9 @@ func deliverTyped(h TypedResourceEventHandler[*v1.Pod], events []event) {
 	}
 }
 
-// allKinds is one event of each kind, the add not from the initial list.
-func allKinds(p *v1.Pod) []event {
-	return []event{
+// oneCallOfEachKind is one event of each kind, the add not from the initial list.
+func oneCallOfEachKind(p *v1.Pod) []handlerCall {
+	return []handlerCall{
 		{kind: "add", obj: p, initial: true},
 		{kind: "update", old: p, obj: p},
 		{kind: "delete", obj: p},
@@ -131,16 +127,16 @@ func allKinds(p *v1.Pod) []event {
 }
 
 func TestResourceEventHandlerFuncs_CallsOnlyTheFunctionsThatAreSet(t *testing.T) {
-	pod := newPod("ns", "a", nil)
+	pod := testPod("ns", "a", "")
 	tests := map[string]struct {
-		makeHandler func(r *recordingHandler) ResourceEventHandler
+		makeHandler func(r *handlerRecorder) ResourceEventHandler
 		want        []handlerEvent
 	}{
 		"no functions": {
-			makeHandler: func(r *recordingHandler) ResourceEventHandler { return ResourceEventHandlerFuncs{} },
+			makeHandler: func(r *handlerRecorder) ResourceEventHandler { return ResourceEventHandlerFuncs{} },
 		},
 		"all functions, initial flag dropped": {
-			makeHandler: func(r *recordingHandler) ResourceEventHandler {
+			makeHandler: func(r *handlerRecorder) ResourceEventHandler {
 				return ResourceEventHandlerFuncs{
 					AddFunc:    func(obj interface{}) { r.OnAdd(obj, false) },
 					UpdateFunc: r.OnUpdate,
@@ -154,16 +150,16 @@ func TestResourceEventHandlerFuncs_CallsOnlyTheFunctionsThatAreSet(t *testing.T)
 			},
 		},
 		"update only": {
-			makeHandler: func(r *recordingHandler) ResourceEventHandler {
+			makeHandler: func(r *handlerRecorder) ResourceEventHandler {
 				return ResourceEventHandlerFuncs{UpdateFunc: r.OnUpdate}
 			},
 			want: []handlerEvent{{Kind: "update", Key: "ns/a", OldKey: "ns/a"}},
 		},
 		"detailed, no functions": {
-			makeHandler: func(r *recordingHandler) ResourceEventHandler { return ResourceEventHandlerDetailedFuncs{} },
+			makeHandler: func(r *handlerRecorder) ResourceEventHandler { return ResourceEventHandlerDetailedFuncs{} },
 		},
 		"detailed, all functions, initial flag kept": {
-			makeHandler: func(r *recordingHandler) ResourceEventHandler {
+			makeHandler: func(r *handlerRecorder) ResourceEventHandler {
 				return ResourceEventHandlerDetailedFuncs{AddFunc: r.OnAdd, UpdateFunc: r.OnUpdate, DeleteFunc: r.OnDelete}
 			},
 			want: []handlerEvent{
@@ -173,7 +169,7 @@ func TestResourceEventHandlerFuncs_CallsOnlyTheFunctionsThatAreSet(t *testing.T)
 			},
 		},
 		"detailed, delete only": {
-			makeHandler: func(r *recordingHandler) ResourceEventHandler {
+			makeHandler: func(r *handlerRecorder) ResourceEventHandler {
 				return ResourceEventHandlerDetailedFuncs{DeleteFunc: r.OnDelete}
 			},
 			want: []handlerEvent{{Kind: "delete", Key: "ns/a"}},
@@ -181,8 +177,8 @@ func TestResourceEventHandlerFuncs_CallsOnlyTheFunctionsThatAreSet(t *testing.T)
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			rec := &recordingHandler{}
-			deliver(tc.makeHandler(rec), allKinds(pod))
+			rec := &handlerRecorder{}
+			deliverCalls(tc.makeHandler(rec), oneCallOfEachKind(pod))
 			if diff := cmp.Diff(tc.want, rec.events); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
@@ -191,23 +187,23 @@ func TestResourceEventHandlerFuncs_CallsOnlyTheFunctionsThatAreSet(t *testing.T)
 }
 
 func TestTypedResourceEventHandlerFuncs_CallsOnlyTheFunctionsThatAreSet(t *testing.T) {
-	pod := newPod("ns", "a", nil)
-	typedEvents := []event{
+	pod := testPod("ns", "a", "")
+	typedEvents := []handlerCall{
 		{kind: "add", obj: pod, initial: true},
 		{kind: "update", old: pod, obj: pod},
 		{kind: "delete", obj: DeletedObject[*v1.Pod]{OptionalObj: pod}},
 	}
 	tests := map[string]struct {
-		makeHandler func(r *typedRecordingHandler) TypedResourceEventHandler[*v1.Pod]
+		makeHandler func(r *typedHandlerRecorder) TypedResourceEventHandler[*v1.Pod]
 		want        []handlerEvent
 	}{
 		"no functions": {
-			makeHandler: func(r *typedRecordingHandler) TypedResourceEventHandler[*v1.Pod] {
+			makeHandler: func(r *typedHandlerRecorder) TypedResourceEventHandler[*v1.Pod] {
 				return TypedResourceEventHandlerFuncs[*v1.Pod]{}
 			},
 		},
 		"all functions, initial flag dropped": {
-			makeHandler: func(r *typedRecordingHandler) TypedResourceEventHandler[*v1.Pod] {
+			makeHandler: func(r *typedHandlerRecorder) TypedResourceEventHandler[*v1.Pod] {
 				return TypedResourceEventHandlerFuncs[*v1.Pod]{
 					AddFunc:    func(obj *v1.Pod) { r.OnAdd(obj, false) },
 					UpdateFunc: r.OnUpdate,
@@ -221,18 +217,18 @@ func TestTypedResourceEventHandlerFuncs_CallsOnlyTheFunctionsThatAreSet(t *testi
 			},
 		},
 		"add only": {
-			makeHandler: func(r *typedRecordingHandler) TypedResourceEventHandler[*v1.Pod] {
+			makeHandler: func(r *typedHandlerRecorder) TypedResourceEventHandler[*v1.Pod] {
 				return TypedResourceEventHandlerFuncs[*v1.Pod]{AddFunc: func(obj *v1.Pod) { r.OnAdd(obj, false) }}
 			},
 			want: []handlerEvent{{Kind: "add", Key: "ns/a"}},
 		},
 		"detailed, no functions": {
-			makeHandler: func(r *typedRecordingHandler) TypedResourceEventHandler[*v1.Pod] {
+			makeHandler: func(r *typedHandlerRecorder) TypedResourceEventHandler[*v1.Pod] {
 				return TypedResourceEventHandlerDetailedFuncs[*v1.Pod]{}
 			},
 		},
 		"detailed, all functions, initial flag kept": {
-			makeHandler: func(r *typedRecordingHandler) TypedResourceEventHandler[*v1.Pod] {
+			makeHandler: func(r *typedHandlerRecorder) TypedResourceEventHandler[*v1.Pod] {
 				return TypedResourceEventHandlerDetailedFuncs[*v1.Pod]{AddFunc: r.OnAdd, UpdateFunc: r.OnUpdate, DeleteFunc: r.OnDelete}
 			},
 			want: []handlerEvent{
@@ -242,7 +238,7 @@ func TestTypedResourceEventHandlerFuncs_CallsOnlyTheFunctionsThatAreSet(t *testi
 			},
 		},
 		"detailed, update only": {
-			makeHandler: func(r *typedRecordingHandler) TypedResourceEventHandler[*v1.Pod] {
+			makeHandler: func(r *typedHandlerRecorder) TypedResourceEventHandler[*v1.Pod] {
 				return TypedResourceEventHandlerDetailedFuncs[*v1.Pod]{UpdateFunc: r.OnUpdate}
 			},
 			want: []handlerEvent{{Kind: "update", Key: "ns/a", OldKey: "ns/a"}},
@@ -250,8 +246,8 @@ func TestTypedResourceEventHandlerFuncs_CallsOnlyTheFunctionsThatAreSet(t *testi
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			rec := &typedRecordingHandler{}
-			deliverTyped(tc.makeHandler(rec), typedEvents)
+			rec := &typedHandlerRecorder{}
+			deliverTypedCalls(tc.makeHandler(rec), typedEvents)
 			if diff := cmp.Diff(tc.want, rec.events); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
@@ -261,53 +257,53 @@ func TestTypedResourceEventHandlerFuncs_CallsOnlyTheFunctionsThatAreSet(t *testi
 
 // Filter tests: "in" pods carry the label the filters look for.
 var (
-	podIn       = newPod("ns", "in", map[string]string{"pick": "yes"})
-	podInToo    = newPod("ns", "in-too", map[string]string{"pick": "yes"})
-	podOut      = newPod("ns", "out", nil)
-	podOutToo   = newPod("ns", "out-too", nil)
-	podPicked   = func(p *v1.Pod) bool { return p != nil && p.Labels["pick"] == "yes" }
-	anyPicked   = func(obj interface{}) bool { p, _ := obj.(*v1.Pod); return podPicked(p) }
-	filterCases = []struct {
+	filterPodIn     = testPod("ns", "in", "", "pick", "yes")
+	filterPodInToo  = testPod("ns", "in-too", "", "pick", "yes")
+	filterPodOut    = testPod("ns", "out", "")
+	filterPodOutToo = testPod("ns", "out-too", "")
+	podIsPicked     = func(p *v1.Pod) bool { return p != nil && p.Labels["pick"] == "yes" }
+	objIsPicked     = func(obj interface{}) bool { p, _ := obj.(*v1.Pod); return podIsPicked(p) }
+	filterCases     = []struct {
 		name   string
-		events []event
+		events []handlerCall
 		want   []handlerEvent
 	}{
 		{
 			name:   "accepted add keeps its initial flag",
-			events: []event{{kind: "add", obj: podIn, initial: true}},
+			events: []handlerCall{{kind: "add", obj: filterPodIn, initial: true}},
 			want:   []handlerEvent{{Kind: "add", Key: "ns/in", Initial: true}},
 		},
 		{
 			name:   "rejected add is dropped",
-			events: []event{{kind: "add", obj: podOut, initial: true}},
+			events: []handlerCall{{kind: "add", obj: filterPodOut, initial: true}},
 		},
 		{
 			name:   "update accepted before and after stays an update",
-			events: []event{{kind: "update", old: podIn, obj: podInToo}},
+			events: []handlerCall{{kind: "update", old: filterPodIn, obj: filterPodInToo}},
 			want:   []handlerEvent{{Kind: "update", Key: "ns/in-too", OldKey: "ns/in"}},
 		},
 		{
 			name:   "update accepted only after becomes a non-initial add of the new object",
-			events: []event{{kind: "update", old: podOut, obj: podIn}},
+			events: []handlerCall{{kind: "update", old: filterPodOut, obj: filterPodIn}},
 			want:   []handlerEvent{{Kind: "add", Key: "ns/in"}},
 		},
 		{
 			name:   "update accepted only before becomes a delete of the old object",
-			events: []event{{kind: "update", old: podIn, obj: podOut}},
+			events: []handlerCall{{kind: "update", old: filterPodIn, obj: filterPodOut}},
 			want:   []handlerEvent{{Kind: "delete", Key: "ns/in"}},
 		},
 		{
 			name:   "update rejected before and after is dropped",
-			events: []event{{kind: "update", old: podOut, obj: podOutToo}},
+			events: []handlerCall{{kind: "update", old: filterPodOut, obj: filterPodOutToo}},
 		},
 		{
 			name:   "accepted delete goes through",
-			events: []event{{kind: "delete", obj: podIn}},
+			events: []handlerCall{{kind: "delete", obj: filterPodIn}},
 			want:   []handlerEvent{{Kind: "delete", Key: "ns/in"}},
 		},
 		{
 			name:   "rejected delete is dropped",
-			events: []event{{kind: "delete", obj: podOut}},
+			events: []handlerCall{{kind: "delete", obj: filterPodOut}},
 		},
 	}
 )
@@ -315,8 +311,8 @@ var (
 func TestFilteringResourceEventHandler_TurnsUpdatesIntoAddsAndDeletesAtTheFilterEdge(t *testing.T) {
 	for _, tc := range filterCases {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := &recordingHandler{}
-			deliver(FilteringResourceEventHandler{FilterFunc: anyPicked, Handler: rec}, tc.events)
+			rec := &handlerRecorder{}
+			deliverCalls(FilteringResourceEventHandler{FilterFunc: objIsPicked, Handler: rec}, tc.events)
 			if diff := cmp.Diff(tc.want, rec.events); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
@@ -325,9 +321,9 @@ func TestFilteringResourceEventHandler_TurnsUpdatesIntoAddsAndDeletesAtTheFilter
 }
 
 func TestFilteringResourceEventHandler_FilterSeesTombstones(t *testing.T) {
-	tombstone := DeletedFinalStateUnknown{Key: "ns/gone", Obj: podIn}
+	tombstone := DeletedFinalStateUnknown{Key: "ns/gone", Obj: filterPodIn}
 	var filtered []interface{}
-	rec := &recordingHandler{}
+	rec := &handlerRecorder{}
 	handler := FilteringResourceEventHandler{
 		FilterFunc: func(obj interface{}) bool { filtered = append(filtered, obj); return true },
 		Handler:    rec,
@@ -343,8 +339,8 @@ func TestFilteringResourceEventHandler_FilterSeesTombstones(t *testing.T) {
 
 func TestFilteringResourceEventHandler_NilFilterAcceptsAndNilHandlerDrops(t *testing.T) {
 	t.Run("nil filter", func(t *testing.T) {
-		rec := &recordingHandler{}
-		deliver(FilteringResourceEventHandler{Handler: rec}, allKinds(podOut))
+		rec := &handlerRecorder{}
+		deliverCalls(FilteringResourceEventHandler{Handler: rec}, oneCallOfEachKind(filterPodOut))
 		want := []handlerEvent{
 			{Kind: "add", Key: "ns/out", Initial: true},
 			{Kind: "update", Key: "ns/out", OldKey: "ns/out"},
@@ -357,7 +353,7 @@ func TestFilteringResourceEventHandler_NilFilterAcceptsAndNilHandlerDrops(t *tes
 	t.Run("nil handler", func(t *testing.T) {
 		calls := 0
 		countingFilter := func(interface{}) bool { calls++; return true }
-		deliver(FilteringResourceEventHandler{FilterFunc: countingFilter}, allKinds(podIn))
+		deliverCalls(FilteringResourceEventHandler{FilterFunc: countingFilter}, oneCallOfEachKind(filterPodIn))
 		if calls != 0 {
 			t.Errorf("filter called %d times without a handler, want 0", calls)
 		}
@@ -368,15 +364,15 @@ func TestTypedFilteringResourceEventHandler_TurnsUpdatesIntoAddsAndDeletesAtTheF
 	for _, tc := range filterCases {
 		t.Run(tc.name, func(t *testing.T) {
 			// Typed deletes carry a DeletedObject.
-			events := make([]event, len(tc.events))
+			events := make([]handlerCall, len(tc.events))
 			for i, e := range tc.events {
 				if e.kind == "delete" {
 					e.obj = DeletedObject[*v1.Pod]{OptionalObj: e.obj.(*v1.Pod)}
 				}
 				events[i] = e
 			}
-			rec := &typedRecordingHandler{}
-			deliverTyped(TypedFilteringResourceEventHandler[*v1.Pod]{FilterFunc: podPicked, Handler: rec}, events)
+			rec := &typedHandlerRecorder{}
+			deliverTypedCalls(TypedFilteringResourceEventHandler[*v1.Pod]{FilterFunc: podIsPicked, Handler: rec}, events)
 			if diff := cmp.Diff(tc.want, rec.events); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
@@ -390,15 +386,15 @@ func TestTypedFilteringResourceEventHandler_FiltersDeletesOnOptionalObj(t *testi
 		want    []handlerEvent
 	}{
 		"accepted object": {
-			deleted: DeletedObject[*v1.Pod]{OptionalObj: podIn},
+			deleted: DeletedObject[*v1.Pod]{OptionalObj: filterPodIn},
 			want:    []handlerEvent{{Kind: "delete", Key: "ns/in"}},
 		},
 		"accepted stale object from a tombstone": {
-			deleted: DeletedObject[*v1.Pod]{OptionalObj: podIn, FinalStateUnknown: &DeletedFinalStateUnknown{Key: "ns/in", Obj: podIn}},
+			deleted: DeletedObject[*v1.Pod]{OptionalObj: filterPodIn, FinalStateUnknown: &DeletedFinalStateUnknown{Key: "ns/in", Obj: filterPodIn}},
 			want:    []handlerEvent{{Kind: "delete", Key: "ns/in", Tombstone: true}},
 		},
 		"rejected object": {
-			deleted: DeletedObject[*v1.Pod]{OptionalObj: podOut},
+			deleted: DeletedObject[*v1.Pod]{OptionalObj: filterPodOut},
 		},
 		"tombstone without object: filter gets nil and decides": {
 			deleted: DeletedObject[*v1.Pod]{FinalStateUnknown: &DeletedFinalStateUnknown{Key: "ns/in"}},
@@ -406,8 +402,8 @@ func TestTypedFilteringResourceEventHandler_FiltersDeletesOnOptionalObj(t *testi
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			rec := &typedRecordingHandler{}
-			TypedFilteringResourceEventHandler[*v1.Pod]{FilterFunc: podPicked, Handler: rec}.OnDelete(tc.deleted)
+			rec := &typedHandlerRecorder{}
+			TypedFilteringResourceEventHandler[*v1.Pod]{FilterFunc: podIsPicked, Handler: rec}.OnDelete(tc.deleted)
 			if diff := cmp.Diff(tc.want, rec.events); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
@@ -416,14 +412,14 @@ func TestTypedFilteringResourceEventHandler_FiltersDeletesOnOptionalObj(t *testi
 }
 
 func TestTypedFilteringResourceEventHandler_NilFilterAcceptsAndNilHandlerDrops(t *testing.T) {
-	typedAllKinds := []event{
-		{kind: "add", obj: podOut},
-		{kind: "update", old: podOut, obj: podOut},
-		{kind: "delete", obj: DeletedObject[*v1.Pod]{OptionalObj: podOut}},
+	typedAllKinds := []handlerCall{
+		{kind: "add", obj: filterPodOut},
+		{kind: "update", old: filterPodOut, obj: filterPodOut},
+		{kind: "delete", obj: DeletedObject[*v1.Pod]{OptionalObj: filterPodOut}},
 	}
 	t.Run("nil filter", func(t *testing.T) {
-		rec := &typedRecordingHandler{}
-		deliverTyped(TypedFilteringResourceEventHandler[*v1.Pod]{Handler: rec}, typedAllKinds)
+		rec := &typedHandlerRecorder{}
+		deliverTypedCalls(TypedFilteringResourceEventHandler[*v1.Pod]{Handler: rec}, typedAllKinds)
 		want := []handlerEvent{
 			{Kind: "add", Key: "ns/out"},
 			{Kind: "update", Key: "ns/out", OldKey: "ns/out"},
@@ -436,7 +432,7 @@ func TestTypedFilteringResourceEventHandler_NilFilterAcceptsAndNilHandlerDrops(t
 	t.Run("nil handler", func(t *testing.T) {
 		calls := 0
 		countingFilter := func(*v1.Pod) bool { calls++; return true }
-		deliverTyped(TypedFilteringResourceEventHandler[*v1.Pod]{FilterFunc: countingFilter}, typedAllKinds)
+		deliverTypedCalls(TypedFilteringResourceEventHandler[*v1.Pod]{FilterFunc: countingFilter}, typedAllKinds)
 		if calls != 0 {
 			t.Errorf("filter called %d times without a handler, want 0", calls)
 		}
@@ -464,11 +460,11 @@ func TestDeletedObject_NamesTheObjectWithOrWithoutTombstone(t *testing.T) {
 		want    deletedView
 	}{
 		"namespaced object": {
-			deleted: DeletedObject[*v1.Pod]{OptionalObj: newPod("ns", "a", nil)},
+			deleted: DeletedObject[*v1.Pod]{OptionalObj: testPod("ns", "a", "")},
 			want:    deletedView{Key: "ns/a", Name: "a", Namespace: "ns", ObjectName: ObjectName{Namespace: "ns", Name: "a"}},
 		},
 		"cluster-scoped object": {
-			deleted: DeletedObject[*v1.Pod]{OptionalObj: newPod("", "a", nil)},
+			deleted: DeletedObject[*v1.Pod]{OptionalObj: testPod("", "a", "")},
 			want:    deletedView{Key: "a", Name: "a", ObjectName: ObjectName{Name: "a"}},
 		},
 		"no object, no tombstone": {
@@ -476,8 +472,8 @@ func TestDeletedObject_NamesTheObjectWithOrWithoutTombstone(t *testing.T) {
 		},
 		"tombstone key wins over the stale object": {
 			deleted: DeletedObject[*v1.Pod]{
-				OptionalObj:       newPod("old-ns", "old", nil),
-				FinalStateUnknown: &DeletedFinalStateUnknown{Key: "ns/a", Obj: newPod("old-ns", "old", nil)},
+				OptionalObj:       testPod("old-ns", "old", ""),
+				FinalStateUnknown: &DeletedFinalStateUnknown{Key: "ns/a", Obj: testPod("old-ns", "old", "")},
 			},
 			want: deletedView{Key: "ns/a", Name: "a", Namespace: "ns", ObjectName: ObjectName{Namespace: "ns", Name: "a"}},
 		},
@@ -516,27 +512,27 @@ func TestDeletedObject_InterfaceTypeHoldingNilPointerDoesNotPanic(t *testing.T) 
 	}
 }
 
-// logEntry is a log line reduced to what tests compare: the error as text,
+// capturedLog is a log line reduced to what tests compare: the error as text,
 // the call's key/value pairs printed with %v.
-type logEntry struct {
+type capturedLog struct {
 	Type    ktesting.LogType
 	Message string
 	Err     string
 	Values  map[string]string
 }
 
-// newTestLogger returns a logger that records what it is given, and a
+// newCapturingLogger returns a logger that records what it is given, and a
 // function that returns the records so far.
-func newTestLogger(t *testing.T) (klog.Logger, func() []logEntry) {
+func newCapturingLogger(t *testing.T) (klog.Logger, func() []capturedLog) {
 	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
 	underlier, ok := logger.GetSink().(ktesting.Underlier)
 	if !ok {
 		t.Fatalf("ktesting logger sink %T has no buffer", logger.GetSink())
 	}
-	return logger, func() []logEntry {
-		var entries []logEntry
+	return logger, func() []capturedLog {
+		var entries []capturedLog
 		for _, entry := range underlier.GetBuffer().Data() {
-			e := logEntry{Type: entry.Type, Message: entry.Message}
+			e := capturedLog{Type: entry.Type, Message: entry.Message}
 			if entry.Err != nil {
 				e.Err = entry.Err.Error()
 			}
@@ -553,81 +549,81 @@ func newTestLogger(t *testing.T) (klog.Logger, func() []logEntry) {
 }
 
 func TestTypedHandlerAdapter_ConvertsObjectsAndTombstones(t *testing.T) {
-	pod := newPod("ns", "a", nil)
-	newer := newPod("ns", "a", map[string]string{"v": "2"})
+	pod := testPod("ns", "a", "")
+	newer := testPod("ns", "a", "", "v", "2")
 	secret := &v1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s"}}
-	mismatch := func(event string, obj interface{}, outcome string) logEntry {
-		return logEntry{
+	mismatch := func(event string, obj interface{}, outcome string) capturedLog {
+		return capturedLog{
 			Type:    ktesting.LogError,
 			Message: "Object of unexpected type for a typed event handler",
 			Err:     fmt.Sprintf("deliver %s event to typed handler: got %T, want *v1.Pod", event, obj),
 			Values: map[string]string{
-				"handler": "github.com/kcache/cache.typedRecordingHandler",
+				"handler": "github.com/kcache/cache.typedHandlerRecorder",
 				"outcome": outcome,
 			},
 		}
 	}
 	tests := map[string]struct {
-		events   []event
+		events   []handlerCall
 		want     []handlerEvent
-		wantLogs []logEntry
+		wantLogs []capturedLog
 	}{
 		"add keeps the initial flag": {
-			events: []event{{kind: "add", obj: pod, initial: true}, {kind: "add", obj: newer}},
+			events: []handlerCall{{kind: "add", obj: pod, initial: true}, {kind: "add", obj: newer}},
 			want:   []handlerEvent{{Kind: "add", Key: "ns/a", Initial: true}, {Kind: "add", Key: "ns/a"}},
 		},
 		"update": {
-			events: []event{{kind: "update", old: pod, obj: newer}},
+			events: []handlerCall{{kind: "update", old: pod, obj: newer}},
 			want:   []handlerEvent{{Kind: "update", Key: "ns/a", OldKey: "ns/a"}},
 		},
 		"delete of a known object": {
-			events: []event{{kind: "delete", obj: pod}},
+			events: []handlerCall{{kind: "delete", obj: pod}},
 			want:   []handlerEvent{{Kind: "delete", Key: "ns/a"}},
 		},
 		"tombstone with the last known object": {
-			events: []event{{kind: "delete", obj: DeletedFinalStateUnknown{Key: "ns/a", Obj: pod}}},
+			events: []handlerCall{{kind: "delete", obj: DeletedFinalStateUnknown{Key: "ns/a", Obj: pod}}},
 			want:   []handlerEvent{{Kind: "delete", Key: "ns/a", Tombstone: true}},
 		},
 		"tombstone without object": {
-			events: []event{{kind: "delete", obj: DeletedFinalStateUnknown{Key: "ns/a"}}},
+			events: []handlerCall{{kind: "delete", obj: DeletedFinalStateUnknown{Key: "ns/a"}}},
 			want:   []handlerEvent{{Kind: "delete", Key: "ns/a", Tombstone: true, NoObject: true}},
 		},
 		"tombstone with an object of the wrong type still delivers the key": {
-			events:   []event{{kind: "delete", obj: DeletedFinalStateUnknown{Key: "ns/s", Obj: secret}}},
+			events:   []handlerCall{{kind: "delete", obj: DeletedFinalStateUnknown{Key: "ns/s", Obj: secret}}},
 			want:     []handlerEvent{{Kind: "delete", Key: "ns/s", Tombstone: true, NoObject: true}},
-			wantLogs: []logEntry{mismatch("delete", secret, "delivered with the tombstone key only")},
+			wantLogs: []capturedLog{mismatch("delete", secret, "delivered with the tombstone key only")},
 		},
 		"add of the wrong type is dropped": {
-			events:   []event{{kind: "add", obj: secret}, {kind: "add", obj: pod}},
+			events:   []handlerCall{{kind: "add", obj: secret}, {kind: "add", obj: pod}},
 			want:     []handlerEvent{{Kind: "add", Key: "ns/a"}},
-			wantLogs: []logEntry{mismatch("add", secret, "event dropped")},
+			wantLogs: []capturedLog{mismatch("add", secret, "event dropped")},
 		},
 		"update with the wrong old type is dropped": {
-			events:   []event{{kind: "update", old: secret, obj: pod}},
-			wantLogs: []logEntry{mismatch("update", secret, "event dropped")},
+			events:   []handlerCall{{kind: "update", old: secret, obj: pod}},
+			wantLogs: []capturedLog{mismatch("update", secret, "event dropped")},
 		},
 		"update with the wrong new type is dropped": {
-			events:   []event{{kind: "update", old: pod, obj: secret}},
-			wantLogs: []logEntry{mismatch("update", secret, "event dropped")},
+			events:   []handlerCall{{kind: "update", old: pod, obj: secret}},
+			wantLogs: []capturedLog{mismatch("update", secret, "event dropped")},
 		},
 		"delete of the wrong type is dropped": {
-			events:   []event{{kind: "delete", obj: secret}},
-			wantLogs: []logEntry{mismatch("delete", secret, "event dropped")},
+			events:   []handlerCall{{kind: "delete", obj: secret}},
+			wantLogs: []capturedLog{mismatch("delete", secret, "event dropped")},
 		},
 		"untyped nil is dropped": {
-			events:   []event{{kind: "add", obj: nil}, {kind: "delete", obj: nil}},
-			wantLogs: []logEntry{mismatch("add", nil, "event dropped"), mismatch("delete", nil, "event dropped")},
+			events:   []handlerCall{{kind: "add", obj: nil}, {kind: "delete", obj: nil}},
+			wantLogs: []capturedLog{mismatch("add", nil, "event dropped"), mismatch("delete", nil, "event dropped")},
 		},
 		"typed nil pod is a pod": {
-			events: []event{{kind: "add", obj: (*v1.Pod)(nil)}},
+			events: []handlerCall{{kind: "add", obj: (*v1.Pod)(nil)}},
 			want:   []handlerEvent{{Kind: "add", Key: "<nil pod>"}},
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			logger, logged := newTestLogger(t)
-			rec := &typedRecordingHandler{}
-			deliver(newTypedHandlerAdapter[*v1.Pod](logger, rec), tc.events)
+			logger, logged := newCapturingLogger(t)
+			rec := &typedHandlerRecorder{}
+			deliverCalls(newTypedHandlerAdapter[*v1.Pod](logger, rec), tc.events)
 			if diff := cmp.Diff(tc.want, rec.events); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
@@ -653,7 +649,7 @@ func TestTypedHandlerAdapter_TombstoneIsCopiedPerDelivery(t *testing.T) {
 }
 
 func BenchmarkTypedHandlerAdapter(b *testing.B) {
-	pod := newPod("ns", "a", nil)
+	pod := testPod("ns", "a", "")
 	tombstone := DeletedFinalStateUnknown{Key: "ns/a", Obj: pod}
 	handler := TypedResourceEventHandlerDetailedFuncs[*v1.Pod]{
 		AddFunc:    func(*v1.Pod, bool) {},
@@ -682,9 +678,9 @@ func BenchmarkTypedHandlerAdapter(b *testing.B) {
 }
 
 func BenchmarkFilteringResourceEventHandler_Update(b *testing.B) {
-	handler := FilteringResourceEventHandler{FilterFunc: anyPicked, Handler: ResourceEventHandlerFuncs{}}
+	handler := FilteringResourceEventHandler{FilterFunc: objIsPicked, Handler: ResourceEventHandlerFuncs{}}
 	b.ReportAllocs()
 	for b.Loop() {
-		handler.OnUpdate(podIn, podOut)
+		handler.OnUpdate(filterPodIn, filterPodOut)
 	}
 }

@@ -16,9 +16,9 @@ import (
 	"k8s.io/klog/v2/ktesting"
 )
 
-// syncedAfter returns an InformerSynced that turns true once d has passed
+// informerSyncedAfter returns an InformerSynced that turns true once d has passed
 // on the (fake) clock, and counts its calls in calls.
-func syncedAfter(d time.Duration, calls *atomic.Int32) InformerSynced {
+func informerSyncedAfter(d time.Duration, calls *atomic.Int32) InformerSynced {
 	start := time.Now()
 	return func() bool {
 		calls.Add(1)
@@ -26,84 +26,84 @@ func syncedAfter(d time.Duration, calls *atomic.Int32) InformerSynced {
 	}
 }
 
-const never = time.Duration(1<<63 - 1)
+const neverDone = time.Duration(1<<63 - 1)
 
 func TestWaitForCacheSync_PollsUntilSyncedOrStopped(t *testing.T) {
 	tests := map[string]struct {
-		syncedAfter []time.Duration // one InformerSynced per entry
-		withNil     bool            // add a nil InformerSynced too
-		stopAfter   time.Duration   // 0: stop closed at once; never: not closed
-		want        bool
-		wantElapsed time.Duration
-		wantCalls   []int32
+		informerSyncedAfter []time.Duration // one InformerSynced per entry
+		withNil             bool            // add a nil InformerSynced too
+		stopAfter           time.Duration   // 0: stop closed at once; neverDone: not closed
+		want                bool
+		wantElapsed         time.Duration
+		wantCalls           []int32
 	}{
 		"no functions": {
-			stopAfter: never,
+			stopAfter: neverDone,
 			want:      true,
 		},
 		"all synced at once": {
-			syncedAfter: []time.Duration{0, 0},
-			stopAfter:   never,
-			want:        true,
-			wantCalls:   []int32{1, 1},
+			informerSyncedAfter: []time.Duration{0, 0},
+			stopAfter:           neverDone,
+			want:                true,
+			wantCalls:           []int32{1, 1},
 		},
 		"synced at once wins over a closed stop channel": {
-			syncedAfter: []time.Duration{0},
-			stopAfter:   0,
-			want:        true,
-			wantCalls:   []int32{1},
+			informerSyncedAfter: []time.Duration{0},
+			stopAfter:           0,
+			want:                true,
+			wantCalls:           []int32{1},
 		},
 		"nil functions are skipped": {
-			syncedAfter: []time.Duration{0},
-			withNil:     true,
-			stopAfter:   never,
-			want:        true,
-			wantCalls:   []int32{1},
+			informerSyncedAfter: []time.Duration{0},
+			withNil:             true,
+			stopAfter:           neverDone,
+			want:                true,
+			wantCalls:           []int32{1},
 		},
 		"synced between polls is seen at the next poll": {
-			syncedAfter: []time.Duration{250 * time.Millisecond},
-			stopAfter:   never,
-			want:        true,
-			wantElapsed: 300 * time.Millisecond,
-			wantCalls:   []int32{4},
+			informerSyncedAfter: []time.Duration{250 * time.Millisecond},
+			stopAfter:           neverDone,
+			want:                true,
+			wantElapsed:         300 * time.Millisecond,
+			wantCalls:           []int32{4},
 		},
 		"later functions are asked only once earlier ones are synced": {
-			syncedAfter: []time.Duration{150 * time.Millisecond, 0},
-			stopAfter:   never,
-			want:        true,
-			wantElapsed: 200 * time.Millisecond,
-			wantCalls:   []int32{3, 1},
+			informerSyncedAfter: []time.Duration{150 * time.Millisecond, 0},
+			stopAfter:           neverDone,
+			want:                true,
+			wantElapsed:         200 * time.Millisecond,
+			wantCalls:           []int32{3, 1},
 		},
 		"stop channel already closed": {
-			syncedAfter: []time.Duration{time.Second},
-			stopAfter:   0,
-			want:        false,
-			wantCalls:   []int32{1},
+			informerSyncedAfter: []time.Duration{time.Second},
+			stopAfter:           0,
+			want:                false,
+			wantCalls:           []int32{1},
 		},
 		"stop channel closed while waiting returns at once": {
-			syncedAfter: []time.Duration{time.Second},
-			stopAfter:   150 * time.Millisecond,
-			want:        false,
-			wantElapsed: 150 * time.Millisecond,
-			wantCalls:   []int32{2},
+			informerSyncedAfter: []time.Duration{time.Second},
+			stopAfter:           150 * time.Millisecond,
+			want:                false,
+			wantElapsed:         150 * time.Millisecond,
+			wantCalls:           []int32{2},
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				calls := make([]atomic.Int32, len(tc.syncedAfter))
+				calls := make([]atomic.Int32, len(tc.informerSyncedAfter))
 				var syncs []InformerSynced
 				if tc.withNil {
 					syncs = append(syncs, nil)
 				}
-				for i, d := range tc.syncedAfter {
-					syncs = append(syncs, syncedAfter(d, &calls[i]))
+				for i, d := range tc.informerSyncedAfter {
+					syncs = append(syncs, informerSyncedAfter(d, &calls[i]))
 				}
 				stop := make(chan struct{})
 				switch tc.stopAfter {
 				case 0:
 					close(stop)
-				case never:
+				case neverDone:
 				default:
 					timer := time.AfterFunc(tc.stopAfter, func() { close(stop) })
 					defer timer.Stop()
@@ -159,12 +159,12 @@ func TestWaitForNamedCacheSyncWithContext_LogsStartAndOutcome(t *testing.T) {
 		synced   bool
 		canceled bool
 		want     bool
-		wantLogs []logEntry
+		wantLogs []capturedLog
 	}{
 		"synced": {
 			synced: true,
 			want:   true,
-			wantLogs: []logEntry{
+			wantLogs: []capturedLog{
 				{Type: ktesting.LogInfo, Message: "Waiting for caches to sync"},
 				{Type: ktesting.LogInfo, Message: "Caches are synced"},
 			},
@@ -172,7 +172,7 @@ func TestWaitForNamedCacheSyncWithContext_LogsStartAndOutcome(t *testing.T) {
 		"context canceled first": {
 			canceled: true,
 			want:     false,
-			wantLogs: []logEntry{
+			wantLogs: []capturedLog{
 				{Type: ktesting.LogInfo, Message: "Waiting for caches to sync"},
 				{Type: ktesting.LogError, Message: "Unable to sync caches"},
 			},
@@ -180,7 +180,7 @@ func TestWaitForNamedCacheSyncWithContext_LogsStartAndOutcome(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			logger, logged := newTestLogger(t)
+			logger, logged := newCapturingLogger(t)
 			ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
 			defer cancel()
 			if tc.canceled {
@@ -197,24 +197,24 @@ func TestWaitForNamedCacheSyncWithContext_LogsStartAndOutcome(t *testing.T) {
 	}
 }
 
-// testChecker is a DoneChecker whose channel closes after a delay on the
+// timedChecker is a DoneChecker whose channel closes after a delay on the
 // (fake) clock.
-type testChecker struct {
+type timedChecker struct {
 	name string
 	done chan struct{}
 }
 
-func (c *testChecker) Name() string          { return c.name }
-func (c *testChecker) Done() <-chan struct{} { return c.done }
+func (c *timedChecker) Name() string          { return c.name }
+func (c *timedChecker) Done() <-chan struct{} { return c.done }
 
-// doneAfter returns a checker that is done after d; 0 means already done,
-// never means never.
-func doneAfter(t *testing.T, name string, d time.Duration) *testChecker {
-	c := &testChecker{name: name, done: make(chan struct{})}
+// checkerDoneAfter returns a checker that is done after d; 0 means already done,
+// neverDone means neverDone.
+func checkerDoneAfter(t *testing.T, name string, d time.Duration) *timedChecker {
+	c := &timedChecker{name: name, done: make(chan struct{})}
 	switch d {
 	case 0:
 		close(c.done)
-	case never:
+	case neverDone:
 	default:
 		timer := time.AfterFunc(d, func() { close(c.done) })
 		t.Cleanup(func() { timer.Stop() })
@@ -223,9 +223,9 @@ func doneAfter(t *testing.T, name string, d time.Duration) *testChecker {
 }
 
 func TestWaitFor_WaitsWithoutPollingAndLogsProgress(t *testing.T) {
-	waiting := logEntry{Type: ktesting.LogInfo, Message: "Waiting", Values: map[string]string{"for": "caches"}}
-	doneWaiting := func(instance string) logEntry {
-		return logEntry{Type: ktesting.LogInfo, Message: "Done waiting", Values: map[string]string{"for": "caches", "instance": instance}}
+	waiting := capturedLog{Type: ktesting.LogInfo, Message: "Waiting", Values: map[string]string{"for": "caches"}}
+	doneWaiting := func(instance string) capturedLog {
+		return capturedLog{Type: ktesting.LogInfo, Message: "Done waiting", Values: map[string]string{"for": "caches", "instance": instance}}
 	}
 	tests := map[string]struct {
 		what        string
@@ -234,39 +234,39 @@ func TestWaitFor_WaitsWithoutPollingAndLogsProgress(t *testing.T) {
 		ctxTimeout  time.Duration // 0: none; -1: canceled before the call
 		want        bool
 		wantElapsed time.Duration
-		wantLogs    []logEntry
+		wantLogs    []capturedLog
 	}{
 		"no checkers": {
 			what:     "caches",
 			want:     true,
-			wantLogs: []logEntry{waiting},
+			wantLogs: []capturedLog{waiting},
 		},
 		"nil checkers count as done": {
 			what:     "caches",
 			withNil:  true,
 			want:     true,
-			wantLogs: []logEntry{waiting},
+			wantLogs: []capturedLog{waiting},
 		},
 		"all done already": {
 			what:     "caches",
 			checkers: map[string]time.Duration{"a": 0},
 			want:     true,
-			wantLogs: []logEntry{waiting, doneWaiting("a")},
+			wantLogs: []capturedLog{waiting, doneWaiting("a")},
 		},
 		"returns when the last is done, logging each as it finishes": {
 			what:        "caches",
 			checkers:    map[string]time.Duration{"slow": 30 * time.Millisecond, "fast": 10 * time.Millisecond},
 			want:        true,
 			wantElapsed: 30 * time.Millisecond,
-			wantLogs:    []logEntry{waiting, doneWaiting("fast"), doneWaiting("slow")},
+			wantLogs:    []capturedLog{waiting, doneWaiting("fast"), doneWaiting("slow")},
 		},
 		"context ends first: the unfinished are named, sorted": {
 			what:        "caches",
-			checkers:    map[string]time.Duration{"b": never, "a": never, "c": 10 * time.Millisecond},
+			checkers:    map[string]time.Duration{"b": neverDone, "a": neverDone, "c": 10 * time.Millisecond},
 			ctxTimeout:  20 * time.Millisecond,
 			want:        false,
 			wantElapsed: 20 * time.Millisecond,
-			wantLogs: []logEntry{waiting, doneWaiting("c"), {
+			wantLogs: []capturedLog{waiting, doneWaiting("c"), {
 				Type:    ktesting.LogInfo,
 				Message: "Timed out waiting",
 				Values:  map[string]string{"for": "caches", "cause": "context deadline exceeded", "instances": "[a b]"},
@@ -278,12 +278,12 @@ func TestWaitFor_WaitsWithoutPollingAndLogsProgress(t *testing.T) {
 			want:       true,
 		},
 		"context already canceled, one not done": {
-			checkers:   map[string]time.Duration{"a": 0, "b": never},
+			checkers:   map[string]time.Duration{"a": 0, "b": neverDone},
 			ctxTimeout: -1,
 			want:       false,
 		},
 		"empty what logs nothing": {
-			checkers:    map[string]time.Duration{"a": 5 * time.Millisecond, "b": never},
+			checkers:    map[string]time.Duration{"a": 5 * time.Millisecond, "b": neverDone},
 			ctxTimeout:  10 * time.Millisecond,
 			want:        false,
 			wantElapsed: 10 * time.Millisecond,
@@ -292,7 +292,7 @@ func TestWaitFor_WaitsWithoutPollingAndLogsProgress(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				logger, logged := newTestLogger(t)
+				logger, logged := newCapturingLogger(t)
 				ctx := klog.NewContext(t.Context(), logger)
 				switch {
 				case tc.ctxTimeout < 0:
@@ -309,7 +309,7 @@ func TestWaitFor_WaitsWithoutPollingAndLogsProgress(t *testing.T) {
 					checkers = append(checkers, nil)
 				}
 				for name, d := range tc.checkers {
-					checkers = append(checkers, doneAfter(t, name, d))
+					checkers = append(checkers, checkerDoneAfter(t, name, d))
 				}
 
 				start := time.Now()
@@ -332,11 +332,11 @@ func TestWaitFor_WaitsWithoutPollingAndLogsProgress(t *testing.T) {
 
 func TestWaitFor_ReportsTheCancelCause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		logger, logged := newTestLogger(t)
+		logger, logged := newCapturingLogger(t)
 		ctx, cancel := context.WithCancelCause(klog.NewContext(t.Context(), logger))
 		time.AfterFunc(time.Second, func() { cancel(errors.New("controller shutting down")) })
 
-		if WaitFor(ctx, "pods", doneAfter(t, "pod informer", never)) {
+		if WaitFor(ctx, "pods", checkerDoneAfter(t, "pod informer", neverDone)) {
 			t.Fatal("WaitFor() = true, want false")
 		}
 		entries := logged()
