@@ -117,7 +117,7 @@ func deliverTypedCalls(h TypedResourceEventHandler[*v1.Pod], events []handlerCal
 	}
 }
 
-// oneCallOfEachKind is one event of each kind, the add not from the initial list.
+// oneCallOfEachKind is one call of each kind; the add is from the initial list.
 func oneCallOfEachKind(p *v1.Pod) []handlerCall {
 	return []handlerCall{
 		{kind: "add", obj: p, initial: true},
@@ -645,6 +645,16 @@ func TestTypedHandlerAdapter_TombstoneIsCopiedPerDelivery(t *testing.T) {
 	want := []*DeletedFinalStateUnknown{{Key: "ns/a"}, {Key: "ns/b"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tombstones (-want +got):\n%s", diff)
+	}
+}
+
+func TestTypedHandlerAdapter_NilHandlerDropsEverything(t *testing.T) {
+	logger, logged := newCapturingLogger(t)
+	adapter := newTypedHandlerAdapter[*v1.Pod](logger, nil)
+	pod := testPod("ns", "a", "")
+	deliverCalls(adapter, append(oneCallOfEachKind(pod), handlerCall{kind: "delete", obj: DeletedFinalStateUnknown{Key: "ns/a"}}))
+	if diff := cmp.Diff([]capturedLog(nil), logged()); diff != "" {
+		t.Errorf("logs (-want +got):\n%s", diff)
 	}
 }
 
