@@ -26,8 +26,8 @@ func ttlCacheOnFakeClock(ttl time.Duration, clock *testingclock.FakeClock) Store
 	return NewFakeExpirationStore(MetaNamespaceKeyFunc, nil, &TTLPolicy{TTL: ttl, Clock: clock}, clock)
 }
 
-// podNames returns the sorted names of pods.
-func podNames(objs []interface{}) []string {
+// expiringPodNames returns the sorted names of pods.
+func expiringPodNames(objs []interface{}) []string {
 	out := make([]string, 0, len(objs))
 	for _, obj := range objs {
 		out = append(out, obj.(*v1.Pod).Name)
@@ -124,23 +124,23 @@ func TestExpirationCache_TTLExpiresEntriesOnRead(t *testing.T) {
 			}
 			keys := s.ListKeys()
 			sort.Strings(keys)
-			if diff := cmp.Diff(tc.wantKeys, keys, cmpEmptyAsNil); diff != "" {
+			if diff := cmp.Diff(tc.wantKeys, keys, emptyAsNilSlices); diff != "" {
 				t.Errorf("ListKeys before reads (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantList, podNames(s.List()), cmpEmptyAsNil); diff != "" {
+			if diff := cmp.Diff(tc.wantList, expiringPodNames(s.List()), emptyAsNilSlices); diff != "" {
 				t.Errorf("List (-want +got):\n%s", diff)
 			}
 			keys = s.ListKeys()
 			sort.Strings(keys)
-			if diff := cmp.Diff(tc.wantAfter, keys, cmpEmptyAsNil); diff != "" {
+			if diff := cmp.Diff(tc.wantAfter, keys, emptyAsNilSlices); diff != "" {
 				t.Errorf("ListKeys after List (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
-// cmpEmptyAsNil makes cmp.Diff treat nil and empty slices alike.
-var cmpEmptyAsNil = cmp.Transformer("emptyAsNil", func(in []string) []string {
+// emptyAsNilSlices makes cmp.Diff treat nil and empty slices alike.
+var emptyAsNilSlices = cmp.Transformer("emptyAsNil", func(in []string) []string {
 	if len(in) == 0 {
 		return nil
 	}
@@ -283,7 +283,7 @@ func TestFakeExpirationStore_ReportsExpiredKeysOnly(t *testing.T) {
 			if err := s.Delete(expiringPod("explicit")); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.wantList, podNames(s.List()), cmpEmptyAsNil); diff != "" {
+			if diff := cmp.Diff(tc.wantList, expiringPodNames(s.List()), emptyAsNilSlices); diff != "" {
 				t.Errorf("List (-want +got):\n%s", diff)
 			}
 			close(deleted)
@@ -292,7 +292,7 @@ func TestFakeExpirationStore_ReportsExpiredKeysOnly(t *testing.T) {
 				got = append(got, key)
 			}
 			sort.Strings(got)
-			if diff := cmp.Diff(tc.wantDeleted, got, cmpEmptyAsNil); diff != "" {
+			if diff := cmp.Diff(tc.wantDeleted, got, emptyAsNilSlices); diff != "" {
 				t.Errorf("reported deletions (-want +got):\n%s", diff)
 			}
 		})

@@ -23,8 +23,8 @@ func heapPod(name string, priority int32) *v1.Pod {
 	}
 }
 
-// byPriority is the LessFunc of the test heaps: lowest priority first.
-func byPriority(a, b interface{}) bool {
+// heapByPriority is the LessFunc of the test heaps: lowest priority first.
+func heapByPriority(a, b interface{}) bool {
 	return *a.(*v1.Pod).Spec.Priority < *b.(*v1.Pod).Spec.Priority
 }
 
@@ -51,9 +51,9 @@ func heapBulkAdd(objs ...interface{}) heapOp {
 	return func(h *Heap) error { return h.BulkAdd(objs) }
 }
 
-// drainNames pops everything left in h and returns the popped pod names,
+// heapDrain pops everything left in h and returns the popped pod names,
 // each with its priority, in pop order.
-func drainNames(t *testing.T, h *Heap) []string {
+func heapDrain(t *testing.T, h *Heap) []string {
 	t.Helper()
 	var out []string
 	for len(h.ListKeys()) > 0 {
@@ -119,7 +119,7 @@ func TestHeap_PopsInLessOrderAfterEachKindOfWrite(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			h := NewHeap(MetaNamespaceKeyFunc, byPriority)
+			h := NewHeap(MetaNamespaceKeyFunc, heapByPriority)
 			var gotErrs []bool
 			for _, op := range tc.ops {
 				gotErrs = append(gotErrs, op(h) != nil)
@@ -127,7 +127,7 @@ func TestHeap_PopsInLessOrderAfterEachKindOfWrite(t *testing.T) {
 			if diff := cmp.Diff(tc.wantErrs, gotErrs); diff != "" {
 				t.Errorf("errors (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantPops, drainNames(t, h)); diff != "" {
+			if diff := cmp.Diff(tc.wantPops, heapDrain(t, h)); diff != "" {
 				t.Errorf("pop order (-want +got):\n%s", diff)
 			}
 		})
@@ -152,7 +152,7 @@ func TestHeap_KeyFailuresAreKeyErrors(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			h := NewHeap(tc.keyFunc, byPriority)
+			h := NewHeap(tc.keyFunc, heapByPriority)
 			err := tc.op(h)
 			var keyErr KeyError
 			if !errors.As(err, &keyErr) {
@@ -166,7 +166,7 @@ func TestHeap_KeyFailuresAreKeyErrors(t *testing.T) {
 }
 
 func TestHeap_ReadersSeeHeldObjects(t *testing.T) {
-	h := NewHeap(MetaNamespaceKeyFunc, byPriority)
+	h := NewHeap(MetaNamespaceKeyFunc, heapByPriority)
 	a, b := heapPod("a", 2), heapPod("b", 1)
 	if err := h.BulkAdd([]interface{}{a, b}); err != nil {
 		t.Fatal(err)
@@ -196,7 +196,7 @@ func TestHeap_ReadersSeeHeldObjects(t *testing.T) {
 }
 
 func TestHeap_ClosedHeapRefusesWritesButDrains(t *testing.T) {
-	h := NewHeap(MetaNamespaceKeyFunc, byPriority)
+	h := NewHeap(MetaNamespaceKeyFunc, heapByPriority)
 	if err := h.BulkAdd([]interface{}{heapPod("a", 1), heapPod("b", 2), heapPod("c", 3)}); err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestHeap_ClosedHeapRefusesWritesButDrains(t *testing.T) {
 	if err := h.Delete(heapPod("b", 0)); err != nil {
 		t.Errorf("Delete on a closed heap: %v", err)
 	}
-	if diff := cmp.Diff([]string{"a:1", "c:3"}, drainNames(t, h)); diff != "" {
+	if diff := cmp.Diff([]string{"a:1", "c:3"}, heapDrain(t, h)); diff != "" {
 		t.Errorf("closed heap drains (-want +got):\n%s", diff)
 	}
 	if obj, err := h.Pop(); !errors.Is(err, errHeapClosed) || obj != nil {
@@ -264,7 +264,7 @@ func TestHeap_PopWaitsForAnObjectOrClose(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := NewHeap(MetaNamespaceKeyFunc, byPriority)
+				h := NewHeap(MetaNamespaceKeyFunc, heapByPriority)
 				done := make(chan popResult, 1)
 				go func() {
 					obj, err := h.Pop()
@@ -301,7 +301,7 @@ func TestHeap_MatchesSortedModel(t *testing.T) {
 	for seed := int64(1); seed <= 20; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
-			h := NewHeap(MetaNamespaceKeyFunc, byPriority)
+			h := NewHeap(MetaNamespaceKeyFunc, heapByPriority)
 			model := map[string]int32{}
 			for i := 0; i < 300; i++ {
 				name := fmt.Sprintf("p%02d", rng.Intn(40))
@@ -349,7 +349,7 @@ func TestHeap_MatchesSortedModel(t *testing.T) {
 			for _, name := range names {
 				want = append(want, fmt.Sprintf("%s:%d", name, model[name]))
 			}
-			if diff := cmp.Diff(want, drainNames(t, h)); diff != "" {
+			if diff := cmp.Diff(want, heapDrain(t, h)); diff != "" {
 				t.Errorf("final drain (-want +got):\n%s", diff)
 			}
 		})
@@ -375,7 +375,7 @@ func checkKeyedHeapInvariants(t *testing.T, k *keyedHeap) {
 
 func TestHeap_ConcurrentProducersAndConsumersLoseNothing(t *testing.T) {
 	const producers, perProducer = 4, 200
-	h := NewHeap(MetaNamespaceKeyFunc, byPriority)
+	h := NewHeap(MetaNamespaceKeyFunc, heapByPriority)
 	popped := make(chan string, producers*perProducer)
 
 	var consumers sync.WaitGroup
@@ -421,7 +421,7 @@ func BenchmarkHeap_AddThenPop(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		h := NewHeap(MetaNamespaceKeyFunc, byPriority)
+		h := NewHeap(MetaNamespaceKeyFunc, heapByPriority)
 		for _, p := range pods {
 			if err := h.Add(p); err != nil {
 				b.Fatal(err)
@@ -439,7 +439,7 @@ func BenchmarkHeap_AddThenPop(b *testing.B) {
 // a heap of 1000.
 func BenchmarkHeap_UpdateHeldKey(b *testing.B) {
 	const n = 1000
-	h := NewHeap(MetaNamespaceKeyFunc, byPriority)
+	h := NewHeap(MetaNamespaceKeyFunc, heapByPriority)
 	pods := make([]*v1.Pod, n)
 	for i := range pods {
 		pods[i] = heapPod(fmt.Sprintf("p%04d", i), int32(i))

@@ -12,23 +12,23 @@ import (
 // Sizes of the benchmark cache: 100 namespaces of 1000 pods each, one pod
 // in ten labelled app=web.
 const (
-	benchNamespaces   = 100
-	benchPodsPerSpace = 1000
+	listerBenchNamespaces       = 100
+	listerBenchPodsPerNamespace = 1000
 )
 
 var (
-	benchIndexerOnce sync.Once
-	benchIndexer     Indexer
+	listerBenchOnce  sync.Once
+	listerBenchStore Indexer
 )
 
 // listerBenchIndexer returns the shared benchmark indexer, built once: it
-// has the namespace index and holds benchNamespaces*benchPodsPerSpace pods.
+// has the namespace index and holds listerBenchNamespaces*listerBenchPodsPerNamespace pods.
 func listerBenchIndexer(b *testing.B) Indexer {
 	b.Helper()
-	benchIndexerOnce.Do(func() {
+	listerBenchOnce.Do(func() {
 		idx := NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
-		for ns := range benchNamespaces {
-			for i := range benchPodsPerSpace {
+		for ns := range listerBenchNamespaces {
+			for i := range listerBenchPodsPerNamespace {
 				app := "batch"
 				if i%10 == 0 {
 					app = "web"
@@ -40,13 +40,13 @@ func listerBenchIndexer(b *testing.B) Indexer {
 				}
 			}
 		}
-		benchIndexer = idx
+		listerBenchStore = idx
 	})
-	return benchIndexer
+	return listerBenchStore
 }
 
-// countingAppend returns an AppendFunc that counts, and the counter.
-func countingAppend() (AppendFunc, *int) {
+// listerCountingAppend returns an AppendFunc that counts, and the counter.
+func listerCountingAppend() (AppendFunc, *int) {
 	n := 0
 	return func(interface{}) { n++ }, &n
 }
@@ -57,15 +57,15 @@ func BenchmarkListAll(b *testing.B) {
 		selector labels.Selector
 		want     int
 	}{
-		"everything":      {labels.Everything(), benchNamespaces * benchPodsPerSpace},
-		"app=web":         {labels.SelectorFromSet(labels.Set{"app": "web"}), benchNamespaces * benchPodsPerSpace / 10},
+		"everything":      {labels.Everything(), listerBenchNamespaces * listerBenchPodsPerNamespace},
+		"app=web":         {labels.SelectorFromSet(labels.Set{"app": "web"}), listerBenchNamespaces * listerBenchPodsPerNamespace / 10},
 		"app=web,shard=3": {labels.SelectorFromSet(labels.Set{"app": "web", "shard": "3"}), -1},
 	}
 	for name, tc := range cases {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				appendFn, n := countingAppend()
+				appendFn, n := listerCountingAppend()
 				if err := ListAll(idx, tc.selector, appendFn); err != nil {
 					b.Fatal(err)
 				}
@@ -83,14 +83,14 @@ func BenchmarkListAllByNamespace(b *testing.B) {
 		selector labels.Selector
 		want     int
 	}{
-		"everything": {labels.Everything(), benchPodsPerSpace},
-		"app=web":    {labels.SelectorFromSet(labels.Set{"app": "web"}), benchPodsPerSpace / 10},
+		"everything": {labels.Everything(), listerBenchPodsPerNamespace},
+		"app=web":    {labels.SelectorFromSet(labels.Set{"app": "web"}), listerBenchPodsPerNamespace / 10},
 	}
 	for name, tc := range cases {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				appendFn, n := countingAppend()
+				appendFn, n := listerCountingAppend()
 				if err := ListAllByNamespace(idx, "ns-042", tc.selector, appendFn); err != nil {
 					b.Fatal(err)
 				}
@@ -111,7 +111,7 @@ func BenchmarkGenericLister_ByNamespaceList(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(objs) != benchPodsPerSpace/10 {
+		if len(objs) != listerBenchPodsPerNamespace/10 {
 			b.Fatalf("listed %d", len(objs))
 		}
 	}

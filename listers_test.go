@@ -33,9 +33,9 @@ func listerFixture() []interface{} {
 	}
 }
 
-// keysOf renders listed objects as sorted store keys; values without
+// listedKeys renders listed objects as sorted store keys; values without
 // metadata are rendered with %v.
-func keysOf(objs []interface{}) []string {
+func listedKeys(objs []interface{}) []string {
 	out := make([]string, 0, len(objs))
 	for _, obj := range objs {
 		key, err := MetaNamespaceKeyFunc(obj)
@@ -48,13 +48,13 @@ func keysOf(objs []interface{}) []string {
 	return out
 }
 
-// collect returns an AppendFunc that appends to *out.
-func collect(out *[]interface{}) AppendFunc {
+// listerCollect returns an AppendFunc that appends to *out.
+func listerCollect(out *[]interface{}) AppendFunc {
 	return func(obj interface{}) { *out = append(*out, obj) }
 }
 
-// mustSelector parses a label selector or fails the test.
-func mustSelector(t *testing.T, s string) labels.Selector {
+// listerSelector parses a label selector or fails the test.
+func listerSelector(t *testing.T, s string) labels.Selector {
 	t.Helper()
 	sel, err := labels.Parse(s)
 	if err != nil {
@@ -63,9 +63,9 @@ func mustSelector(t *testing.T, s string) labels.Selector {
 	return sel
 }
 
-// filledIndexer returns an indexer with the given index functions holding
+// listerIndexer returns an indexer with the given index functions holding
 // objs.
-func filledIndexer(t *testing.T, indexers Indexers, objs ...interface{}) Indexer {
+func listerIndexer(t *testing.T, indexers Indexers, objs ...interface{}) Indexer {
 	t.Helper()
 	idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
 	for _, obj := range objs {
@@ -85,28 +85,28 @@ func TestListAll_SelectsByLabels(t *testing.T) {
 		"nil selects all": {nil, []string{"a/db1", "a/web1", "b/plain", "b/web2", "global"}},
 		"nothing":         {labels.Nothing(), nil},
 		"equality":        {labels.SelectorFromSet(labels.Set{"app": "web"}), []string{"a/web1", "b/web2", "global"}},
-		"set based":       {mustSelector(t, "app in (db, web), tier"), []string{"b/web2"}},
-		"absence":         {mustSelector(t, "!app"), []string{"b/plain"}},
+		"set based":       {listerSelector(t, "app in (db, web), tier"), []string{"b/web2"}},
+		"absence":         {listerSelector(t, "!app"), []string{"b/plain"}},
 		"no match":        {labels.SelectorFromSet(labels.Set{"app": "cache"}), nil},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			store := filledIndexer(t, Indexers{}, listerFixture()...)
+			store := listerIndexer(t, Indexers{}, listerFixture()...)
 			var got []interface{}
-			if err := ListAll(store, tc.selector, collect(&got)); err != nil {
+			if err := ListAll(store, tc.selector, listerCollect(&got)); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, keysOf(got), cmpEmptyAsNil); diff != "" {
+			if diff := cmp.Diff(tc.want, listedKeys(got), emptyAsNilSlices); diff != "" {
 				t.Errorf("listed (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
-// anyKey files values with metadata under their usual key and anything
+// listerAnyKey files values with metadata under their usual key and anything
 // else under its printed form, so a store can hold values without
 // metadata.
-func anyKey(obj interface{}) (string, error) {
+func listerAnyKey(obj interface{}) (string, error) {
 	if key, err := MetaNamespaceKeyFunc(obj); err == nil {
 		return key, nil
 	}
@@ -130,21 +130,21 @@ func TestListAll_ValuesWithoutMetadata(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			store := NewStore(anyKey)
+			store := NewStore(listerAnyKey)
 			for _, obj := range []interface{}{listerPod("a", "web1", map[string]string{"app": "web"}), "not an object"} {
 				if err := store.Add(obj); err != nil {
 					t.Fatal(err)
 				}
 			}
 			var got []interface{}
-			err := ListAll(store, tc.selector, collect(&got))
+			err := ListAll(store, tc.selector, listerCollect(&got))
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("error = %v, want error: %v", err, tc.wantErr)
 			}
 			if tc.wantErr {
 				return
 			}
-			if diff := cmp.Diff(tc.want, keysOf(got)); diff != "" {
+			if diff := cmp.Diff(tc.want, listedKeys(got)); diff != "" {
 				t.Errorf("listed (-want +got):\n%s", diff)
 			}
 		})
@@ -160,7 +160,7 @@ func TestListAllByNamespace_UsesTheIndexOrScans(t *testing.T) {
 		return []string{pod.Namespace}, nil
 	}
 	prefixedNamespace := func(obj interface{}) ([]string, error) {
-		m, err := metaOf(obj)
+		m, err := listerMetaOf(obj)
 		if err != nil {
 			return nil, err
 		}
@@ -187,12 +187,12 @@ func TestListAllByNamespace_UsesTheIndexOrScans(t *testing.T) {
 	for indexName, idx := range indexers {
 		for name, tc := range cases {
 			t.Run(indexName+"/"+name, func(t *testing.T) {
-				indexer := filledIndexer(t, idx, listerFixture()...)
+				indexer := listerIndexer(t, idx, listerFixture()...)
 				var got []interface{}
-				if err := ListAllByNamespace(indexer, tc.namespace, tc.selector, collect(&got)); err != nil {
+				if err := ListAllByNamespace(indexer, tc.namespace, tc.selector, listerCollect(&got)); err != nil {
 					t.Fatal(err)
 				}
-				if diff := cmp.Diff(tc.want, keysOf(got), cmpEmptyAsNil); diff != "" {
+				if diff := cmp.Diff(tc.want, listedKeys(got), emptyAsNilSlices); diff != "" {
 					t.Errorf("listed (-want +got):\n%s", diff)
 				}
 			})
@@ -200,8 +200,8 @@ func TestListAllByNamespace_UsesTheIndexOrScans(t *testing.T) {
 	}
 }
 
-// metaOf returns obj's object metadata.
-func metaOf(obj interface{}) (metav1.Object, error) {
+// listerMetaOf returns obj's object metadata.
+func listerMetaOf(obj interface{}) (metav1.Object, error) {
 	m, ok := obj.(metav1.Object)
 	if !ok {
 		return nil, fmt.Errorf("no metadata: %T", obj)
@@ -210,7 +210,7 @@ func metaOf(obj interface{}) (metav1.Object, error) {
 }
 
 func TestListAllByNamespace_ScanReportsValuesWithoutMetadata(t *testing.T) {
-	indexer := NewIndexer(anyKey, Indexers{})
+	indexer := NewIndexer(listerAnyKey, Indexers{})
 	for _, obj := range []interface{}{listerPod("a", "web1", nil), "not an object"} {
 		if err := indexer.Add(obj); err != nil {
 			t.Fatal(err)
@@ -222,10 +222,10 @@ func TestListAllByNamespace_ScanReportsValuesWithoutMetadata(t *testing.T) {
 	}
 }
 
-var podsResource = schema.GroupResource{Resource: "pods"}
+var listerPodsResource = schema.GroupResource{Resource: "pods"}
 
 func TestGenericLister_ListsAndGets(t *testing.T) {
-	lister := NewGenericLister(filledIndexer(t, Indexers{NamespaceIndex: MetaNamespaceIndexFunc}, listerFixture()...), podsResource)
+	lister := NewGenericLister(listerIndexer(t, Indexers{NamespaceIndex: MetaNamespaceIndexFunc}, listerFixture()...), listerPodsResource)
 	web := labels.SelectorFromSet(labels.Set{"app": "web"})
 	listCases := map[string]struct {
 		list func() ([]runtime.Object, error)
@@ -247,7 +247,7 @@ func TestGenericLister_ListsAndGets(t *testing.T) {
 			for i, o := range objs {
 				asInterfaces[i] = o
 			}
-			if diff := cmp.Diff(tc.want, keysOf(asInterfaces), cmpEmptyAsNil); diff != "" {
+			if diff := cmp.Diff(tc.want, listedKeys(asInterfaces), emptyAsNilSlices); diff != "" {
 				t.Errorf("listed (-want +got):\n%s", diff)
 			}
 		})
@@ -287,7 +287,7 @@ func TestGenericLister_ListsAndGets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff([]string{tc.wantKey}, keysOf([]interface{}{obj})); diff != "" {
+			if diff := cmp.Diff([]string{tc.wantKey}, listedKeys([]interface{}{obj})); diff != "" {
 				t.Errorf("got (-want +got):\n%s", diff)
 			}
 		})
@@ -295,13 +295,13 @@ func TestGenericLister_ListsAndGets(t *testing.T) {
 }
 
 func TestGenericLister_ValuesThatAreNotRuntimeObjectsAreErrors(t *testing.T) {
-	indexer := NewIndexer(anyKey, Indexers{})
+	indexer := NewIndexer(listerAnyKey, Indexers{})
 	for _, obj := range []interface{}{listerPod("", "good", nil), "bad"} {
 		if err := indexer.Add(obj); err != nil {
 			t.Fatal(err)
 		}
 	}
-	lister := NewGenericLister(indexer, podsResource)
+	lister := NewGenericLister(indexer, listerPodsResource)
 
 	objs, err := lister.List(labels.Everything())
 	if err == nil {

@@ -25,8 +25,8 @@ func mutationPod(name string, uid types.UID, rv, node string) *v1.Pod {
 	}
 }
 
-// byNodeIndex indexes pods by node; it fails on the node "explode".
-var byNodeIndex = Indexers{"by-node": func(obj interface{}) ([]string, error) {
+// mutationNodeIndexers indexes pods by node; it fails on the node "explode".
+var mutationNodeIndexers = Indexers{"by-node": func(obj interface{}) ([]string, error) {
 	pod := obj.(*v1.Pod)
 	if pod.Spec.NodeName == "explode" {
 		return nil, fmt.Errorf("cannot index %s", pod.Name)
@@ -45,7 +45,7 @@ type mutationCacheFixture struct {
 func newMutationCacheFixture(t *testing.T, options MutationCacheOptions, stored ...*v1.Pod) *mutationCacheFixture {
 	t.Helper()
 	f := &mutationCacheFixture{
-		store: NewIndexer(MetaNamespaceKeyFunc, byNodeIndex),
+		store: NewIndexer(MetaNamespaceKeyFunc, mutationNodeIndexers),
 		clock: testingclock.NewFakeClock(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)),
 	}
 	for _, p := range stored {
@@ -58,8 +58,8 @@ func newMutationCacheFixture(t *testing.T, options MutationCacheOptions, stored 
 	return f
 }
 
-// describeGet renders what GetByKey returns as "rv@uid", or "missing".
-func describeGet(t *testing.T, c MutationCache, key string) string {
+// mutationGet renders what GetByKey returns as "rv@uid", or "missing".
+func mutationGet(t *testing.T, c MutationCache, key string) string {
 	t.Helper()
 	obj, exists, err := c.GetByKey(key)
 	if err != nil {
@@ -68,11 +68,11 @@ func describeGet(t *testing.T, c MutationCache, key string) string {
 	if !exists {
 		return "missing"
 	}
-	return describePod(obj)
+	return mutationDescribe(obj)
 }
 
-// describePod renders a pod as "rv@uid".
-func describePod(obj interface{}) string {
+// mutationDescribe renders a pod as "rv@uid".
+func mutationDescribe(obj interface{}) string {
 	p := obj.(*v1.Pod)
 	return p.ResourceVersion + "@" + string(p.UID)
 }
@@ -137,7 +137,7 @@ func TestMutationCache_GetByKeyReturnsTheNewerCopy(t *testing.T) {
 				f.cache.Mutation(tc.mutation)
 			}
 			for read := 1; read <= 2; read++ {
-				if got := describeGet(t, f.cache, "ns/p"); got != tc.want {
+				if got := mutationGet(t, f.cache, "ns/p"); got != tc.want {
 					t.Errorf("read %d: got %s, want %s", read, got, tc.want)
 				}
 			}
@@ -152,9 +152,9 @@ func TestMutationCache_GetByKeyReturnsTheNewerCopy(t *testing.T) {
 // mutationEvent is one call on a MutationCache in a sequence test.
 type mutationEvent func(c MutationCache)
 
-func write(p *v1.Pod) mutationEvent   { return func(c MutationCache) { c.Mutation(p) } }
-func seen(p *v1.Pod) mutationEvent    { return func(c MutationCache) { c.OnAddOrUpdate(p) } }
-func deleted(p *v1.Pod) mutationEvent { return func(c MutationCache) { c.OnDelete(p) } }
+func mutationWrite(p *v1.Pod) mutationEvent   { return func(c MutationCache) { c.Mutation(p) } }
+func mutationSeen(p *v1.Pod) mutationEvent    { return func(c MutationCache) { c.OnAddOrUpdate(p) } }
+func mutationDeleted(p *v1.Pod) mutationEvent { return func(c MutationCache) { c.OnDelete(p) } }
 
 func TestMutationCache_EventSequences(t *testing.T) {
 	// Every case reads "ns/p" with IncludeAdds from an empty store, so the
@@ -164,62 +164,62 @@ func TestMutationCache_EventSequences(t *testing.T) {
 		want   string
 	}{
 		"latest write is remembered": {
-			events: []mutationEvent{write(mutationPod("p", "u1", "5", "")), write(mutationPod("p", "u1", "6", ""))},
+			events: []mutationEvent{mutationWrite(mutationPod("p", "u1", "5", "")), mutationWrite(mutationPod("p", "u1", "6", ""))},
 			want:   "6@u1",
 		},
 		"an older write is ignored": {
-			events: []mutationEvent{write(mutationPod("p", "u1", "5", "")), write(mutationPod("p", "u1", "3", ""))},
+			events: []mutationEvent{mutationWrite(mutationPod("p", "u1", "5", "")), mutationWrite(mutationPod("p", "u1", "3", ""))},
 			want:   "5@u1",
 		},
 		"an equal write replaces": {
-			events: []mutationEvent{write(mutationPod("p", "u1", "5", "a")), write(mutationPod("p", "u2", "5", "b"))},
+			events: []mutationEvent{mutationWrite(mutationPod("p", "u1", "5", "a")), mutationWrite(mutationPod("p", "u2", "5", "b"))},
 			want:   "5@u2",
 		},
 		"store catching up to the same version forgets the write": {
-			events: []mutationEvent{write(mutationPod("p", "u1", "5", "")), seen(mutationPod("p", "u1", "5", ""))},
+			events: []mutationEvent{mutationWrite(mutationPod("p", "u1", "5", "")), mutationSeen(mutationPod("p", "u1", "5", ""))},
 			want:   "missing",
 		},
 		"store reaching a newer version forgets the write": {
-			events: []mutationEvent{write(mutationPod("p", "u1", "5", "")), seen(mutationPod("p", "u1", "6", ""))},
+			events: []mutationEvent{mutationWrite(mutationPod("p", "u1", "5", "")), mutationSeen(mutationPod("p", "u1", "6", ""))},
 			want:   "missing",
 		},
 		"store still older keeps the write": {
-			events: []mutationEvent{write(mutationPod("p", "u1", "5", "")), seen(mutationPod("p", "u1", "4", ""))},
+			events: []mutationEvent{mutationWrite(mutationPod("p", "u1", "5", "")), mutationSeen(mutationPod("p", "u1", "4", ""))},
 			want:   "5@u1",
 		},
 		"unparsable store version forgets the write": {
-			events: []mutationEvent{write(mutationPod("p", "u1", "5", "")), seen(mutationPod("p", "u1", "x", ""))},
+			events: []mutationEvent{mutationWrite(mutationPod("p", "u1", "5", "")), mutationSeen(mutationPod("p", "u1", "x", ""))},
 			want:   "missing",
 		},
 		"deletion of the same object, even at an older version, hides the write": {
-			events: []mutationEvent{write(mutationPod("p", "u1", "5", "")), deleted(mutationPod("p", "u1", "3", ""))},
+			events: []mutationEvent{mutationWrite(mutationPod("p", "u1", "5", "")), mutationDeleted(mutationPod("p", "u1", "3", ""))},
 			want:   "missing",
 		},
 		"deletion at a newer version hides another object's write": {
-			events: []mutationEvent{write(mutationPod("p", "u1", "5", "")), deleted(mutationPod("p", "u2", "6", ""))},
+			events: []mutationEvent{mutationWrite(mutationPod("p", "u1", "5", "")), mutationDeleted(mutationPod("p", "u2", "6", ""))},
 			want:   "missing",
 		},
 		"older deletion of another object keeps the write": {
-			events: []mutationEvent{write(mutationPod("p", "u2", "5", "")), deleted(mutationPod("p", "u1", "3", ""))},
+			events: []mutationEvent{mutationWrite(mutationPod("p", "u2", "5", "")), mutationDeleted(mutationPod("p", "u1", "3", ""))},
 			want:   "5@u2",
 		},
 		"a write of the deleted version stays hidden": {
-			events: []mutationEvent{deleted(mutationPod("p", "u1", "5", "")), write(mutationPod("p", "u9", "5", ""))},
+			events: []mutationEvent{mutationDeleted(mutationPod("p", "u1", "5", "")), mutationWrite(mutationPod("p", "u9", "5", ""))},
 			want:   "missing",
 		},
 		"a newer write of the deleted object stays hidden": {
-			events: []mutationEvent{deleted(mutationPod("p", "u1", "5", "")), write(mutationPod("p", "u1", "6", ""))},
+			events: []mutationEvent{mutationDeleted(mutationPod("p", "u1", "5", "")), mutationWrite(mutationPod("p", "u1", "6", ""))},
 			want:   "missing",
 		},
 		"a newer write of a new object after a deletion is remembered": {
-			events: []mutationEvent{deleted(mutationPod("p", "u1", "5", "")), write(mutationPod("p", "u2", "6", ""))},
+			events: []mutationEvent{mutationDeleted(mutationPod("p", "u1", "5", "")), mutationWrite(mutationPod("p", "u2", "6", ""))},
 			want:   "6@u2",
 		},
 		"store moving past a deletion forgets it": {
 			events: []mutationEvent{
-				deleted(mutationPod("p", "u1", "5", "")),
-				seen(mutationPod("p", "u2", "7", "")),
-				write(mutationPod("p", "u1", "6", "")), // no tombstone left to stop it
+				mutationDeleted(mutationPod("p", "u1", "5", "")),
+				mutationSeen(mutationPod("p", "u2", "7", "")),
+				mutationWrite(mutationPod("p", "u1", "6", "")), // no tombstone left to stop it
 			},
 			want: "6@u1",
 		},
@@ -230,7 +230,7 @@ func TestMutationCache_EventSequences(t *testing.T) {
 			for _, event := range tc.events {
 				event(f.cache)
 			}
-			if got := describeGet(t, f.cache, "ns/p"); got != tc.want {
+			if got := mutationGet(t, f.cache, "ns/p"); got != tc.want {
 				t.Errorf("got %s, want %s", got, tc.want)
 			}
 		})
@@ -243,11 +243,11 @@ func TestMutationCache_StaleDeletionInTheStoreIsNotReturned(t *testing.T) {
 	// the tombstone stays to block stale writes.
 	f := newMutationCacheFixture(t, MutationCacheOptions{}, mutationPod("p", "u1", "5", ""))
 	f.cache.OnDelete(mutationPod("p", "u1", "6", ""))
-	if got := describeGet(t, f.cache, "ns/p"); got != "5@u1" {
+	if got := mutationGet(t, f.cache, "ns/p"); got != "5@u1" {
 		t.Errorf("got %s, want the store's 5@u1", got)
 	}
 	f.cache.Mutation(mutationPod("p", "u1", "7", ""))
-	if got := describeGet(t, f.cache, "ns/p"); got != "5@u1" {
+	if got := mutationGet(t, f.cache, "ns/p"); got != "5@u1" {
 		t.Errorf("after a stale write: got %s, want the store's 5@u1", got)
 	}
 }
@@ -267,22 +267,22 @@ func TestMutationCache_ByIndex(t *testing.T) {
 		wantErr     string
 	}{
 		"store objects with a newer write replaced": {
-			events: []mutationEvent{write(mutationPod("a", "ua", "9", "n1")), write(mutationPod("b", "ub", "2", "n1"))},
+			events: []mutationEvent{mutationWrite(mutationPod("a", "ua", "9", "n1")), mutationWrite(mutationPod("b", "ub", "2", "n1"))},
 			index:  "by-node", value: "n1",
 			want: []string{"a:9", "b:5"},
 		},
 		"remembered-only writes are left out without IncludeAdds": {
-			events: []mutationEvent{write(mutationPod("new", "un", "9", "n1"))},
+			events: []mutationEvent{mutationWrite(mutationPod("new", "un", "9", "n1"))},
 			index:  "by-node", value: "n1",
 			want: []string{"a:5", "b:5"},
 		},
 		"remembered-only writes filed under the value are added with IncludeAdds": {
 			includeAdds: true,
 			events: []mutationEvent{
-				write(mutationPod("new", "un", "9", "n1")),
-				write(mutationPod("other", "uo", "9", "n2")),
-				write(mutationPod("broken", "ux", "9", "explode")),
-				deleted(mutationPod("gone", "ug", "9", "n1")),
+				mutationWrite(mutationPod("new", "un", "9", "n1")),
+				mutationWrite(mutationPod("other", "uo", "9", "n2")),
+				mutationWrite(mutationPod("broken", "ux", "9", "explode")),
+				mutationDeleted(mutationPod("gone", "ug", "9", "n1")),
 			},
 			index: "by-node", value: "n1",
 			want: []string{"a:5", "b:5", "new:9"},
@@ -384,12 +384,12 @@ func TestMutationCache_ForgetsByAgeAndBySize(t *testing.T) {
 			f := newMutationCacheFixture(t, MutationCacheOptions{IncludeAdds: true, TTL: ttl, MaxCacheSize: tc.size})
 			tc.run(f)
 			for _, name := range tc.present {
-				if got := describeGet(t, f.cache, "ns/"+name); got == "missing" {
+				if got := mutationGet(t, f.cache, "ns/"+name); got == "missing" {
 					t.Errorf("%s was forgotten", name)
 				}
 			}
 			for _, name := range tc.missing {
-				if got := describeGet(t, f.cache, "ns/"+name); got != "missing" {
+				if got := mutationGet(t, f.cache, "ns/"+name); got != "missing" {
 					t.Errorf("%s is still remembered as %s", name, got)
 				}
 			}

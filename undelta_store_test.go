@@ -19,8 +19,8 @@ func undeltaPod(name, node string) *v1.Pod {
 	}
 }
 
-// snapshotNames renders a pushed snapshot as sorted "name@node" strings.
-func snapshotNames(list []interface{}) []string {
+// undeltaSnapshot renders a pushed snapshot as sorted "name@node" strings.
+func undeltaSnapshot(list []interface{}) []string {
 	out := make([]string, 0, len(list))
 	for _, obj := range list {
 		p := obj.(*v1.Pod)
@@ -87,7 +87,7 @@ func TestUndeltaStore_PushesTheCompleteStateAfterEachChange(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var pushes [][]string
 			u := NewUndeltaStore(func(list []interface{}) {
-				pushes = append(pushes, snapshotNames(list))
+				pushes = append(pushes, undeltaSnapshot(list))
 			}, MetaNamespaceKeyFunc)
 			var gotErrs []bool
 			for _, err := range tc.ops(u) {
