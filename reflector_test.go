@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	testingclock "k8s.io/utils/clock/testing"
@@ -214,6 +215,8 @@ type rfStore struct {
 	resyncErr error
 	// replaceErr fails Replace calls while set.
 	replaceErr error
+	// failName fails Add, Update and Delete of objects with this name.
+	failName string
 }
 
 func newRFStore() *rfStore { return &rfStore{items: map[string]interface{}{}} }
@@ -232,6 +235,9 @@ func (s *rfStore) put(op string, obj interface{}) error {
 	key, err := MetaNamespaceKeyFunc(obj)
 	if err != nil {
 		return err
+	}
+	if s.failName != "" && strings.HasPrefix(key, "ns/"+s.failName) {
+		return fmt.Errorf("rfStore refuses %s", key)
 	}
 	s.ops = append(s.ops, op+" "+rfDescribe(obj))
 	if op == "delete" {
@@ -338,9 +344,28 @@ func rfRunForever(r *Reflector) (stop func()) {
 	}
 }
 
-// rfNoStreaming turns the WatchListClient gate off for the test.
-func rfNoStreaming(t *testing.T) {
-	t.Cleanup(setFeatureForTesting(featureWatchListClient, false))
+// rfSetup prepares a reflector test: it sets the WatchListClient gate, and
+// replaces utilruntime's error handlers for the test's duration with one that
+// logs and counts. The default handlers include a rate limiter that sleeps
+// on the real clock's notion of the last error, which stalls synctest
+// bubbles. The returned function counts the errors reported so far.
+func rfSetup(t *testing.T, streaming bool) (handledErrors func() int) {
+	t.Cleanup(setFeatureForTesting(featureWatchListClient, streaming))
+	var mu sync.Mutex
+	n := 0
+	saved := utilruntime.ErrorHandlers
+	utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{func(_ context.Context, err error, msg string, kv ...interface{}) {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		t.Logf("handled error: %s: %v %v", msg, err, kv)
+	}}
+	t.Cleanup(func() { utilruntime.ErrorHandlers = saved })
+	return func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return n
+	}
 }
 
 // ---- the state machine ----
@@ -507,7 +532,7 @@ func TestNewReflector_WatchTimeoutIsRandomWithinMinAndTwiceMin(t *testing.T) {
 
 func TestReflector_ListsFromWatchCacheThenWatchesFromTheListsVersion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rfNoStreaming(t)
+		rfSetup(t, false)
 		stream := newRFStream(false, rfEvent(watch.Added, rfPod("c", "11")))
 		lw := &rfLW{
 			listFn:  rfLists(rfReply{obj: rfPodList("10", "", rfPod("a", "5"), rfPod("b", "7"))}),
@@ -589,7 +614,7 @@ func TestReflector_ChoosesPageSizeLikeTheReference(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				rfNoStreaming(t)
+				rfSetup(t, false)
 				lw := &rfLW{listFn: rfPager("20"), watchFn: rfWatches()}
 				store := newRFStore()
 				r := NewReflector(lw, &v1.Pod{}, store, 0)
@@ -619,7 +644,7 @@ func TestReflector_ChoosesPageSizeLikeTheReference(t *testing.T) {
 
 func TestReflector_KeepsPagingOnceTheWatchCacheListWasPaged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rfNoStreaming(t)
+		rfSetup(t, false)
 		lw := &rfLW{listFn: rfPager("20"), watchFn: rfWatches()}
 		r := NewReflector(lw, &v1.Pod{}, newRFStore(), 0)
 		// The server pages even the "0" list: the watch cache is off.
@@ -655,7 +680,7 @@ func TestReflector_KeepsPagingOnceTheWatchCacheListWasPaged(t *testing.T) {
 
 func TestReflector_ExpiredContinueTokenRelistsWholeAtTheSameVersion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rfNoStreaming(t)
+		rfSetup(t, false)
 		expired := apierrors.NewResourceExpired("continue token expired")
 		lw := &rfLW{watchFn: rfWatches()}
 		lw.listFn = func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -717,7 +742,7 @@ func TestReflector_UnavailableVersionOnListRelistsFromNewest(t *testing.T) {
 	for name, unavailable := range cases {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				rfNoStreaming(t)
+				rfSetup(t, false)
 				lw := &rfLW{watchFn: rfWatches()}
 				lw.listFn = func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 					switch opts.ResourceVersion {
@@ -771,7 +796,7 @@ func TestReflector_ListFailuresEndTheCycleWithAnError(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				rfNoStreaming(t)
+				rfSetup(t, false)
 				lw := &rfLW{listFn: rfLists(tc.reply)}
 				store := newRFStore()
 				store.replaceErr = tc.replace
@@ -806,7 +831,7 @@ func rfTableList() *unstructured.UnstructuredList {
 
 func TestReflector_StoredObjectsDoNotPointIntoTheListResponse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rfNoStreaming(t)
+		rfSetup(t, false)
 		list := rfPodList("10", "", rfPod("a", "1"), rfPod("b", "2"))
 		lw := &rfLW{listFn: rfLists(rfReply{obj: list}), watchFn: rfWatches()}
 		store := newRFStore()
@@ -849,7 +874,7 @@ func TestReflector_PanicsInUserCodeBecomeErrors(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				rfNoStreaming(t)
+				rfSetup(t, false)
 				r := NewReflector(tc.lw, &v1.Pod{}, tc.store, 0)
 				err := r.ListAndWatchWithContext(context.Background())
 				if err == nil || !strings.Contains(err.Error(), "panicked") {
@@ -883,7 +908,7 @@ func TestReflector_ResyncFollowsShouldResync(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				rfNoStreaming(t)
+				rfSetup(t, false)
 				lw := &rfLW{listFn: rfLists(rfReply{obj: rfPodList("1", "")}), watchFn: rfWatches()}
 				store := newRFStore()
 				r := NewReflector(lw, &v1.Pod{}, store, time.Minute)
@@ -923,7 +948,7 @@ func rfWaitForWaiters(clk *testingclock.FakeClock) error {
 }
 
 func TestReflector_BacksOffOnTheInjectedClock(t *testing.T) {
-	rfNoStreaming(t)
+	rfSetup(t, false)
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
 	lists := make(chan struct{}, 10)
 	lw := &rfLW{listFn: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
@@ -953,7 +978,7 @@ func TestReflector_BacksOffOnTheInjectedClock(t *testing.T) {
 }
 
 func TestReflector_ResyncsOnTheInjectedClock(t *testing.T) {
-	rfNoStreaming(t)
+	rfSetup(t, false)
 	clk := testingclock.NewFakeClock(time.Unix(1000, 0))
 	lw := &rfLW{listFn: rfLists(rfReply{obj: rfPodList("1", "")}), watchFn: rfWatches()}
 	store := newRFStore()
@@ -977,7 +1002,7 @@ func TestReflector_ResyncsOnTheInjectedClock(t *testing.T) {
 
 func TestReflector_FailedResyncEndsTheWatchAndTheCycle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rfNoStreaming(t)
+		rfSetup(t, false)
 		lw := &rfLW{listFn: rfLists(rfReply{obj: rfPodList("1", "")}), watchFn: rfWatches()}
 		store := newRFStore()
 		store.resyncErr = errors.New("resync refused")
@@ -997,7 +1022,7 @@ func TestReflector_FailedResyncEndsTheWatchAndTheCycle(t *testing.T) {
 
 func TestReflector_BackoffGrowsToItsCapAndResetsAfterTwoMinutes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rfNoStreaming(t)
+		rfSetup(t, false)
 		var mu sync.Mutex
 		var at []time.Time
 		lw := &rfLW{listFn: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
@@ -1034,7 +1059,7 @@ func TestReflector_BackoffGrowsToItsCapAndResetsAfterTwoMinutes(t *testing.T) {
 
 func TestReflector_DefaultBackoffMatchesTheReference(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rfNoStreaming(t)
+		rfSetup(t, false)
 		var mu sync.Mutex
 		var at []time.Time
 		lw := &rfLW{listFn: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
@@ -1104,7 +1129,7 @@ func TestReflector_StopInEveryStateEndsEveryGoroutine(t *testing.T) {
 			// synctest fails the test if any goroutine of the bubble outlives
 			// it.
 			synctest.Test(t, func(t *testing.T) {
-				t.Cleanup(setFeatureForTesting(featureWatchListClient, tc.streaming))
+				rfSetup(t, tc.streaming)
 				r := NewReflector(tc.lw(), &v1.Pod{}, newRFStore(), tc.resync)
 				r.watchErrorHandler = func(context.Context, *Reflector, error) {}
 				stop := rfRunForever(r)
@@ -1117,7 +1142,7 @@ func TestReflector_StopInEveryStateEndsEveryGoroutine(t *testing.T) {
 
 func TestReflector_StopDoesNotWaitForAListThatIgnoresItsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rfNoStreaming(t)
+		rfSetup(t, false)
 		release := make(chan struct{})
 		lw := &rfLW{listFn: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
 			<-release
@@ -1138,7 +1163,7 @@ func TestReflector_StopDoesNotWaitForAListThatIgnoresItsContext(t *testing.T) {
 
 func TestReflector_RunRelistsAfterAWatchEndsWithAnError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rfNoStreaming(t)
+		rfSetup(t, false)
 		lw := &rfLW{
 			listFn: rfLists(
 				rfReply{obj: rfPodList("10", "", rfPod("a", "1"))},
