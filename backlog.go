@@ -137,26 +137,32 @@ func (b *backlog) absorb(e *pendingEntry, n notification) bool {
 	if e.second != nil {
 		last = e.second
 	}
-	switch {
-	case last.kind == notifyDelete && n.kind == notifyDelete:
-		// Two deletes in a row: keep the later one, unless it only knows
-		// less (a tombstone where a real final object was known).
-		if _, tombstone := n.oldObj.(DeletedFinalStateUnknown); !tombstone {
-			last.oldObj = n.oldObj
-		}
-	case last.kind == notifyDelete:
+	if last.kind == notifyDelete && n.kind != notifyDelete {
+		// The object was created again after a delete the handler must
+		// see: keep both, unless a re-creation is already pending.
 		if e.second != nil {
 			return false
 		}
 		second := n
 		e.second = &second
-	case n.kind == notifyUpdate:
+		return true
+	}
+	if n.kind == notifyAdd && n.initialList {
+		// The initial-list add is folded away and will not be delivered
+		// as itself: the sync tracker must count it as processed.
+		b.cancelledInitial++
+	}
+	switch {
+	case n.kind == notifyDelete && last.kind == notifyDelete:
+		// Two deletes in a row: keep the later one, unless it only knows
+		// less (a tombstone where a real final object was known).
+		if _, tombstone := n.oldObj.(DeletedFinalStateUnknown); !tombstone {
+			last.oldObj = n.oldObj
+		}
+	case n.kind != notifyDelete:
 		// add+update stays an add of the newest; update+update keeps the
-		// oldest old object.
-		last.newObj = n.newObj
-	case n.kind == notifyAdd:
-		// An add after an add or update without a delete in between: the
-		// watch re-listed it. Fold into the newest state.
+		// oldest old object; an add without a delete in between (a
+		// re-list) folds into the newest state too.
 		last.newObj = n.newObj
 	case last.kind == notifyAdd:
 		// add then delete: the handler never saw the object.
