@@ -88,12 +88,21 @@ func listed(t *testing.T, list runtime.Object) []string {
 // action is one change made to a source in a table test.
 type action func(f *framework.FakeControllerSource)
 
-func add(name string) action { return func(f *framework.FakeControllerSource) { f.Add(pod(name)) } }
+func add(name string) action {
+	return func(f *framework.FakeControllerSource) { f.Add(pod(name)) }
+}
+
 func modify(name string) action {
 	return func(f *framework.FakeControllerSource) { f.Modify(pod(name)) }
 }
-func del(name string) action { return func(f *framework.FakeControllerSource) { f.Delete(pod(name)) } }
-func reset() action          { return func(f *framework.FakeControllerSource) { f.ResetWatch() } }
+
+func del(name string) action {
+	return func(f *framework.FakeControllerSource) { f.Delete(pod(name)) }
+}
+
+func reset() action {
+	return func(f *framework.FakeControllerSource) { f.ResetWatch() }
+}
 
 func apply(f *framework.FakeControllerSource, actions []action) {
 	for _, a := range actions {
