@@ -203,7 +203,9 @@ func (v *indexValues) err(key string) error {
 // that notify others about changes must still do so.
 type indexFailure struct{ err error }
 
-func (f indexFailure) Error() string { return "object stored without some index values: " + f.err.Error() }
+func (f indexFailure) Error() string {
+	return "object stored without some index values: " + f.err.Error()
+}
 func (f indexFailure) Unwrap() error { return f.err }
 
 // callIndexFunc runs user code and turns a panic into an error.
