@@ -33,7 +33,7 @@ func describe(n notification) string {
 	}
 }
 
-func drain(b *backlog) []string {
+func drainBacklog(b *backlog) []string {
 	out := []string{}
 	for {
 		first, second, ok := b.pop()
@@ -47,7 +47,7 @@ func drain(b *backlog) []string {
 	}
 }
 
-func p(name, rv string) *v1.Pod { return testPod("ns", name, rv) }
+func bpod(name, rv string) *v1.Pod { return testPod("ns", name, rv) }
 
 func TestBacklog_MergesPastTheLimit(t *testing.T) {
 	tests := map[string]struct {
@@ -59,71 +59,71 @@ func TestBacklog_MergesPastTheLimit(t *testing.T) {
 	}{
 		"below the limit nothing merges": {
 			limit: 10,
-			in:    []notification{addNotification(p("a", "1"), false), updateNotification(p("a", "1"), p("a", "2"))},
+			in:    []notification{addNotification(bpod("a", "1"), false), updateNotification(bpod("a", "1"), bpod("a", "2"))},
 			want:  []string{"add a@1", "update a@1->a@2"},
 		},
 		"no limit never merges": {
 			limit: 0,
-			in:    []notification{updateNotification(p("a", "1"), p("a", "2")), updateNotification(p("a", "2"), p("a", "3"))},
+			in:    []notification{updateNotification(bpod("a", "1"), bpod("a", "2")), updateNotification(bpod("a", "2"), bpod("a", "3"))},
 			want:  []string{"update a@1->a@2", "update a@2->a@3"},
 		},
 		"update+update keeps the oldest old and the newest new": {
 			limit: 1,
 			in: []notification{
-				updateNotification(p("a", "1"), p("a", "2")),
-				updateNotification(p("a", "2"), p("a", "3")),
-				updateNotification(p("a", "3"), p("a", "4")),
+				updateNotification(bpod("a", "1"), bpod("a", "2")),
+				updateNotification(bpod("a", "2"), bpod("a", "3")),
+				updateNotification(bpod("a", "3"), bpod("a", "4")),
 			},
 			want: []string{"update a@1->a@4"},
 		},
 		"add+update is an add of the newest": {
 			limit: 1,
-			in:    []notification{addNotification(p("a", "1"), true), updateNotification(p("a", "1"), p("a", "2"))},
+			in:    []notification{addNotification(bpod("a", "1"), true), updateNotification(bpod("a", "1"), bpod("a", "2"))},
 			want:  []string{"add a@2 initial"},
 		},
 		"add+delete vanishes": {
 			limit:                1,
-			in:                   []notification{addNotification(p("a", "1"), true), deleteNotification(p("a", "1")), addNotification(p("b", "1"), false)},
+			in:                   []notification{addNotification(bpod("a", "1"), true), deleteNotification(bpod("a", "1")), addNotification(bpod("b", "1"), false)},
 			want:                 []string{"add b@1"},
 			wantCancelledInitial: 1,
 		},
 		"update+delete is a delete of the newest": {
 			limit: 1,
-			in:    []notification{updateNotification(p("a", "1"), p("a", "2")), deleteNotification(p("a", "2"))},
+			in:    []notification{updateNotification(bpod("a", "1"), bpod("a", "2")), deleteNotification(bpod("a", "2"))},
 			want:  []string{"delete a@2"},
 		},
 		"delete survives a re-create": {
 			limit: 1,
 			in: []notification{
-				deleteNotification(p("a", "1")),
-				addNotification(p("a", "5"), false),
-				updateNotification(p("a", "5"), p("a", "6")),
+				deleteNotification(bpod("a", "1")),
+				addNotification(bpod("a", "5"), false),
+				updateNotification(bpod("a", "5"), bpod("a", "6")),
 			},
 			want: []string{"delete a@1", "add a@6"},
 		},
 		"delete, re-create, delete leaves the first delete": {
 			limit: 1,
 			in: []notification{
-				deleteNotification(p("a", "1")),
-				addNotification(p("a", "5"), false),
-				deleteNotification(p("a", "5")),
+				deleteNotification(bpod("a", "1")),
+				addNotification(bpod("a", "5"), false),
+				deleteNotification(bpod("a", "5")),
 			},
 			want: []string{"delete a@1"},
 		},
 		"a real final state beats a tombstone": {
 			limit: 1,
 			in: []notification{
-				deleteNotification(p("a", "3")),
-				deleteNotification(DeletedFinalStateUnknown{Key: "ns/a", Obj: p("a", "2")}),
+				deleteNotification(bpod("a", "3")),
+				deleteNotification(DeletedFinalStateUnknown{Key: "ns/a", Obj: bpod("a", "2")}),
 			},
 			want: []string{"delete a@3"},
 		},
 		"objects keep their first position": {
 			limit: 2,
 			in: []notification{
-				updateNotification(p("a", "1"), p("a", "2")),
-				updateNotification(p("b", "1"), p("b", "2")),
-				updateNotification(p("a", "2"), p("a", "3")),
+				updateNotification(bpod("a", "1"), bpod("a", "2")),
+				updateNotification(bpod("b", "1"), bpod("b", "2")),
+				updateNotification(bpod("a", "2"), bpod("a", "3")),
 			},
 			want: []string{"update a@1->a@3", "update b@1->b@2"},
 		},
@@ -139,7 +139,7 @@ func TestBacklog_MergesPastTheLimit(t *testing.T) {
 			for _, n := range tc.in {
 				b.push(n)
 			}
-			if diff := cmp.Diff(tc.want, drain(b)); diff != "" {
+			if diff := cmp.Diff(tc.want, drainBacklog(b)); diff != "" {
 				t.Errorf("delivered (-want +got):\n%s", diff)
 			}
 			if b.cancelledInitial != tc.wantCancelledInitial {
@@ -192,13 +192,13 @@ func TestBacklog_MergedStreamReachesTheSameState(t *testing.T) {
 			old, exists := truth[name]
 			switch {
 			case !exists:
-				b.push(addNotification(p(name, rv), false))
+				b.push(addNotification(bpod(name, rv), false))
 				truth[name] = rv
 			case r.Intn(3) == 0:
-				b.push(deleteNotification(p(name, old)))
+				b.push(deleteNotification(bpod(name, old)))
 				delete(truth, name)
 			default:
-				b.push(updateNotification(p(name, old), p(name, rv)))
+				b.push(updateNotification(bpod(name, old), bpod(name, rv)))
 				truth[name] = rv
 			}
 			if b.len() > maxLen {
