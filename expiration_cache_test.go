@@ -366,3 +366,29 @@ func TestExpirationCache_ExpiryNeverRemovesAFresherWrite(t *testing.T) {
 		t.Errorf("%d fresh entries survived, want %d", got, keys)
 	}
 }
+
+// BenchmarkExpirationCache_GetByKeyParallel measures concurrent reads of
+// valid entries, which take no lock of the cache itself.
+func BenchmarkExpirationCache_GetByKeyParallel(b *testing.B) {
+	const n = 1000
+	s := NewTTLStore(MetaNamespaceKeyFunc, time.Hour)
+	keys := make([]string, n)
+	for i := range keys {
+		p := expiringPod(fmt.Sprintf("p%04d", i))
+		keys[i] = "ns/" + p.Name
+		if err := s.Add(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			if _, ok, _ := s.GetByKey(keys[i%n]); !ok {
+				b.Error("entry missing")
+				return
+			}
+			i++
+		}
+	})
+}

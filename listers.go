@@ -22,11 +22,11 @@ type AppendFunc func(interface{})
 // first one without it ends the listing with an error (objects already
 // passed to appendFn stay passed). A nil selector selects everything.
 func ListAll(store Store, selector labels.Selector, appendFn AppendFunc) error {
-	matches, all := labelFilter(selector)
-	if !all && matches == nil {
+	filter, none := labelFilter(selector)
+	if none {
 		return nil
 	}
-	return appendMatching(store.List(), matches, appendFn)
+	return appendMatching(store.List(), filter, appendFn)
 }
 
 // ListAllByNamespace is ListAll restricted to one namespace, where
@@ -36,40 +36,40 @@ func ListAll(store Store, selector labels.Selector, appendFn AppendFunc) error {
 // index is scanned instead, which is slower, and then every object must
 // have object metadata.
 func ListAllByNamespace(indexer Indexer, namespace string, selector labels.Selector, appendFn AppendFunc) error {
-	matches, all := labelFilter(selector)
-	if !all && matches == nil {
+	filter, none := labelFilter(selector)
+	if none {
 		return nil
 	}
 	if namespace == metav1.NamespaceAll {
-		return appendMatching(indexer.List(), matches, appendFn)
+		return appendMatching(indexer.List(), filter, appendFn)
 	}
 	items, err := indexer.Index(NamespaceIndex, &metav1.ObjectMeta{Namespace: namespace})
 	if err != nil {
 		klog.Background().Info("Warning: listing a namespace without the namespace index; scanning every object instead",
 			"namespace", namespace, "err", err)
-		return scanNamespace(indexer.List(), namespace, matches, appendFn)
+		return scanNamespace(indexer.List(), namespace, filter, appendFn)
 	}
-	return appendMatching(items, matches, appendFn)
+	return appendMatching(items, filter, appendFn)
 }
 
-// labelFilter turns a selector into a label predicate. all reports that
-// every object matches, in which case matches is nil and labels need not
-// be read; a nil matches with all false means nothing can match.
-func labelFilter(selector labels.Selector) (matches func(labels.Set) bool, all bool) {
+// labelFilter returns the selector objects must match, or nil when every
+// object matches, so that labels need not be read; none reports that no
+// object can match.
+func labelFilter(selector labels.Selector) (filter labels.Selector, none bool) {
 	switch {
 	case selector == nil || selector.Empty():
-		return nil, true
-	case labels.MatchesNothing(selector):
 		return nil, false
+	case labels.MatchesNothing(selector):
+		return nil, true
 	default:
-		return func(set labels.Set) bool { return selector.Matches(set) }, false
+		return selector, false
 	}
 }
 
-// appendMatching passes the objects of items whose labels satisfy matches
-// to appendFn; a nil matches passes them all without reading labels.
-func appendMatching(items []interface{}, matches func(labels.Set) bool, appendFn AppendFunc) error {
-	if matches == nil {
+// appendMatching passes the objects of items whose labels match filter to
+// appendFn; a nil filter passes them all without reading labels.
+func appendMatching(items []interface{}, filter labels.Selector, appendFn AppendFunc) error {
+	if filter == nil {
 		for _, obj := range items {
 			appendFn(obj)
 		}
@@ -80,7 +80,7 @@ func appendMatching(items []interface{}, matches func(labels.Set) bool, appendFn
 		if err != nil {
 			return fmt.Errorf("list by label: %w", err)
 		}
-		if matches(accessor.GetLabels()) {
+		if filter.Matches(labels.Set(accessor.GetLabels())) {
 			appendFn(obj)
 		}
 	}
@@ -88,8 +88,8 @@ func appendMatching(items []interface{}, matches func(labels.Set) bool, appendFn
 }
 
 // scanNamespace passes the objects of items that are in namespace and whose
-// labels satisfy matches (nil: any labels) to appendFn.
-func scanNamespace(items []interface{}, namespace string, matches func(labels.Set) bool, appendFn AppendFunc) error {
+// labels match filter (nil: any labels) to appendFn.
+func scanNamespace(items []interface{}, namespace string, filter labels.Selector, appendFn AppendFunc) error {
 	for _, obj := range items {
 		accessor, err := meta.Accessor(obj)
 		if err != nil {
@@ -98,7 +98,7 @@ func scanNamespace(items []interface{}, namespace string, matches func(labels.Se
 		if accessor.GetNamespace() != namespace {
 			continue
 		}
-		if matches == nil || matches(accessor.GetLabels()) {
+		if filter == nil || filter.Matches(labels.Set(accessor.GetLabels())) {
 			appendFn(obj)
 		}
 	}

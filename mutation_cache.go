@@ -276,7 +276,7 @@ func (c *mutationCache) ByIndex(indexName, indexKey string) ([]interface{}, erro
 	}
 	keys, err := c.indexer.IndexKeys(indexName, indexKey)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("mutation cache: listing index %q: %w", indexName, err)
 	}
 	type keyed struct {
 		key string
@@ -286,7 +286,7 @@ func (c *mutationCache) ByIndex(indexName, indexKey string) ([]interface{}, erro
 	for _, key := range keys {
 		obj, exists, err := c.indexer.GetByKey(key)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("mutation cache: reading %q: %w", key, err)
 		}
 		if exists {
 			stored = append(stored, keyed{key, obj})

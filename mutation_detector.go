@@ -80,14 +80,6 @@ const (
 // never waits for a comparison pass, which may take long on a big cache.
 // Lock order: checkMu, then pendingMu.
 type cacheMutationDetector struct {
-	name      string
-	logger    klog.Logger
-	period    time.Duration
-	retention time.Duration
-	// onMutation is the failure action, called with a report listing the
-	// differences; it panics unless a test replaced it.
-	onMutation func(report string)
-
 	// pendingMu guards pending.
 	pendingMu sync.Mutex
 	// pending holds objects added since the last comparison pass.
@@ -100,6 +92,14 @@ type cacheMutationDetector struct {
 	current, previous []watchedObject
 	// rotatedAt is when current began; zero before the first pass.
 	rotatedAt time.Time
+
+	name      string
+	logger    klog.Logger
+	period    time.Duration
+	retention time.Duration
+	// onMutation is the failure action, called with a report listing the
+	// differences; it panics unless a test replaced it.
+	onMutation func(report string)
 }
 
 // watchedObject is a cached object and the copy taken when it was added.
