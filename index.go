@@ -310,9 +310,6 @@ func (s *indexSet) reset() {
 // index, each once.
 func (s *indexSet) keysForValues(indexName string, vals []string) []string {
 	idx := s.indices[indexName]
-	if len(vals) == 1 {
-		return idx[vals[0]].list()
-	}
 	seen := keySet{}
 	var keys []string
 	for _, v := range vals {
