@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -143,7 +144,8 @@ type DeltaFIFO struct {
 	emitDeltaTypeReplaced bool
 	transformer           TransformFunc
 	checker               *queueSyncedChecker
-	// clock times the process function, to report slow processing.
+	// clock times the process function, to report slow processing when a
+	// backlog waits behind it.
 	clock clock.PassiveClock
 }
 
@@ -405,12 +407,18 @@ func (f *DeltaFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 	isInInitialList := !f.sync.synced()
 	key, deltas := f.book.popOldest()
 	f.sync.take(1)
+	var item interface{} = deltas // boxed once for process and the result
 	depth := f.book.len()
-	start := f.clock.Now()
-	err := callProcess(f.logger, func() error { return process(deltas, isInInitialList) })
-	reportSlowProcessing(f.logger, key, 1, depth, f.clock.Since(start))
+	var start time.Time
+	if depth > slowDepth {
+		start = f.clock.Now()
+	}
+	err := callProcess(f.logger, func() error { return process(item, isInInitialList) })
+	if depth > slowDepth {
+		reportSlowProcessing(f.logger, key, 1, depth, f.clock.Since(start))
+	}
 	f.sync.settle()
-	return deltas, err
+	return item, err
 }
 
 // Close wakes every waiting Pop; Pop returns ErrFIFOClosed once the queued

@@ -1,12 +1,16 @@
 package cache
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/klog/v2/textlogger"
 )
 
 func TestRing_KeepsOrderAcrossGrowWrapAndShrink(t *testing.T) {
@@ -342,6 +346,30 @@ func TestQueues_ProcessPanicBecomesAnError(t *testing.T) {
 			}
 			if n := len(drain(t, q)); n != 1 {
 				t.Errorf("%d items left after the panic, want 1", n)
+			}
+		})
+	}
+}
+
+func TestReportSlowProcessing(t *testing.T) {
+	tests := map[string]struct {
+		items, depth int
+		took         time.Duration
+		wantLog      bool
+	}{
+		"short backlog is never reported":    {items: 1, depth: 10, took: time.Minute},
+		"fast item with a backlog":           {items: 1, depth: 11, took: 100 * time.Millisecond},
+		"slow item with a backlog":           {items: 1, depth: 11, took: 101 * time.Millisecond, wantLog: true},
+		"a batch gets an allowance per item": {items: 5, depth: 50, took: 450 * time.Millisecond},
+		"the batch allowance is capped":      {items: 50, depth: 50, took: 1100 * time.Millisecond, wantLog: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&buf)))
+			reportSlowProcessing(logger, "ns/a", tc.items, tc.depth, tc.took)
+			if got := strings.Contains(buf.String(), "Slow processing"); got != tc.wantLog {
+				t.Errorf("logged = %v, want %v; log: %q", got, tc.wantLog, buf.String())
 			}
 		})
 	}
