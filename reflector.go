@@ -478,6 +478,10 @@ func (r *Reflector) drive(ctx context.Context, singleCycle bool) error {
 	defer func() { c.finish() }()
 	for m.state != reflectorStopped {
 		res := r.step(ctx, m.state, c)
+		if ctx.Err() != nil {
+			// Whatever failed as the context ended failed because of it.
+			res = stepResult{outcome: outcomeCanceled}
+		}
 		prev := m.state
 		m = m.next(res.outcome)
 		logger.V(2).Info("Reflector changed state", "reflector", r.name, "from", prev, "to", m.state, "reason", res.reason)
