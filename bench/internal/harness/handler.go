@@ -1,0 +1,82 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+)
+
+// CountingHandler is an event handler (it has the method set of both
+// packages' ResourceEventHandler) that counts notifications and closes
+// AddsDone and UpdatesDone when the counts reach their targets. It can also
+// hand a token back to a feeder for every update, to bound the events in
+// flight.
+type CountingHandler struct {
+	adds, updates, deletes atomic.Int64
+
+	addTarget, updateTarget int64
+	addsDone, updatesDone   chan struct{}
+	tokens                  chan struct{} // nil unless the handler throttles a feeder
+}
+
+// NewCountingHandler returns a handler expecting addTarget adds and
+// updateTarget updates. With tokens set, each update takes one token out.
+func NewCountingHandler(addTarget, updateTarget int, tokens chan struct{}) *CountingHandler {
+	h := &CountingHandler{
+		addTarget:    int64(addTarget),
+		updateTarget: int64(updateTarget),
+		addsDone:     make(chan struct{}),
+		updatesDone:  make(chan struct{}),
+		tokens:       tokens,
+	}
+	if addTarget == 0 {
+		close(h.addsDone)
+	}
+	if updateTarget == 0 {
+		close(h.updatesDone)
+	}
+	return h
+}
+
+// OnAdd counts an add.
+func (h *CountingHandler) OnAdd(_ interface{}, _ bool) {
+	if h.adds.Add(1) == h.addTarget {
+		close(h.addsDone)
+	}
+}
+
+// OnUpdate counts an update.
+func (h *CountingHandler) OnUpdate(_, _ interface{}) {
+	if h.tokens != nil {
+		<-h.tokens
+	}
+	if h.updates.Add(1) == h.updateTarget {
+		close(h.updatesDone)
+	}
+}
+
+// OnDelete counts a delete.
+func (h *CountingHandler) OnDelete(_ interface{}) { h.deletes.Add(1) }
+
+// Updates is the number of updates seen so far.
+func (h *CountingHandler) Updates() int64 { return h.updates.Load() }
+
+// WaitAdds waits until the add target is reached.
+func (h *CountingHandler) WaitAdds(ctx context.Context) error {
+	return h.wait(ctx, h.addsDone, "adds")
+}
+
+// WaitUpdates waits until the update target is reached.
+func (h *CountingHandler) WaitUpdates(ctx context.Context) error {
+	return h.wait(ctx, h.updatesDone, "updates")
+}
+
+func (h *CountingHandler) wait(ctx context.Context, done <-chan struct{}, what string) error {
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for %s: saw %d adds (want %d), %d updates (want %d), %d deletes: %w",
+			what, h.adds.Load(), h.addTarget, h.updates.Load(), h.updateTarget, h.deletes.Load(), ctx.Err())
+	}
+}
