@@ -73,6 +73,11 @@ func (h *CountingHandler) WaitUpdates(ctx context.Context) error {
 
 func (h *CountingHandler) wait(ctx context.Context, done <-chan struct{}, what string) error {
 	select {
+	case <-done: // a reached target wins over an ended context
+		return nil
+	default:
+	}
+	select {
 	case <-done:
 		return nil
 	case <-ctx.Done():
