@@ -43,7 +43,7 @@ func TestTargets(t *testing.T) {
 	want := []verdict{
 		{"every indexer, queue and lister workload: time ratio ≤ 1.0", false},
 		{"every indexer, queue and lister workload: allocs/op ratio ≤ 1.0", true}, // 1.004 prints 1.00
-		{"geometric mean of their time ratios ≤ 0.6", false},                       // sqrt(0.5*1.2) = 0.77
+		{"geometric mean of their time ratios ≤ 0.6", false},                      // sqrt(0.5*1.2) = 0.77
 		{"informer events/s with 10 handlers ≥ 2× client-go's", true},
 		{"kcache write rate with 10 namespace listers ≥ 50% of its rate with none", false},
 		{"peak heap during initial sync ≤ 0.6× client-go's", true},
