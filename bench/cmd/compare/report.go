@@ -57,6 +57,18 @@ type pair struct{ cg, kc float64 }
 
 func (p pair) ratio() float64 { return ratio(p.kc, p.cg) }
 
+// roundedRatio is the ratio of the figures rounded to unit, so that
+// background allocations of the runtime (0.001 allocs/op against 0) do not
+// turn equal figures into a wild ratio.
+func (p pair) roundedRatio(unit float64) float64 {
+	return ratio(math.Round(p.kc/unit)*unit, math.Round(p.cg/unit)*unit)
+}
+
+// allocsRatio and bytesRatio compare allocs/op to a hundredth and B/op to
+// a byte.
+func (p pair) allocsRatio() float64 { return p.roundedRatio(0.01) }
+func (p pair) bytesRatio() float64  { return p.roundedRatio(1) }
+
 func (r *row) pair(f func(harness.Result) float64) pair {
 	return pair{cg: r.stat(cg, f), kc: r.stat(kc, f)}
 }
@@ -122,12 +134,12 @@ func (rep *report) writeMicro(w io.Writer) {
 	var times, allocs, bytes []float64
 	for _, r := range rows {
 		t, a, b := r.pair(nsPerOp), r.pair(allocsPerOp), r.pair(bytesPerOp)
-		times, allocs, bytes = append(times, t.ratio()), append(allocs, a.ratio()), append(bytes, b.ratio())
+		times, allocs, bytes = append(times, t.ratio()), append(allocs, a.allocsRatio()), append(bytes, b.bytesRatio())
 		cells = append(cells, []string{
 			r.name,
 			fmtNs(t.cg), fmtNs(t.kc), fmtRatio(t.ratio()),
-			fmtCount(a.cg), fmtCount(a.kc), fmtRatio(a.ratio()),
-			fmtBytes(b.cg), fmtBytes(b.kc), fmtRatio(b.ratio()),
+			fmtCount(a.cg), fmtCount(a.kc), fmtRatio(a.allocsRatio()),
+			fmtBytes(b.cg), fmtBytes(b.kc), fmtRatio(b.bytesRatio()),
 		})
 	}
 	gt, _ := geomean(times)
@@ -155,8 +167,8 @@ func (rep *report) writeInformer(w io.Writer) {
 		cells = append(cells, []string{
 			r.name,
 			fmtCount(e.cg), fmtCount(e.kc), fmtRatio(e.ratio()),
-			fmtCount(a.cg), fmtCount(a.kc), fmtRatio(a.ratio()),
-			fmtBytes(b.cg), fmtBytes(b.kc), fmtRatio(b.ratio()),
+			fmtCount(a.cg), fmtCount(a.kc), fmtRatio(a.allocsRatio()),
+			fmtBytes(b.cg), fmtBytes(b.kc), fmtRatio(b.bytesRatio()),
 		})
 	}
 	table(w, []string{"workload", "client-go events/s", "kcache events/s", "ratio",
@@ -267,7 +279,7 @@ func (rep *report) targets() []target {
 		var times []float64
 		var slowT, slowA []string
 		for _, r := range micro {
-			t, a := r.pair(nsPerOp).ratio(), r.pair(allocsPerOp).ratio()
+			t, a := r.pair(nsPerOp).ratio(), r.pair(allocsPerOp).allocsRatio()
 			times = append(times, t)
 			if !atMost(t, 1) {
 				slowT = append(slowT, fmt.Sprintf("%s %s", r.name, fmtRatio(t)))

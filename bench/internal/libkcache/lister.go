@@ -19,7 +19,7 @@ func (c *podCollector) add(obj interface{}) { c.pods = append(c.pods, obj.(*v1.P
 
 // listAll times ListAll with the tier=web selector over a full indexer.
 func listAll(b *harness.B, fx *harness.Fixture) error {
-	idx, err := filledIndexer(fx)
+	idx, err := sharedIndexer(fx)
 	if err != nil {
 		return err
 	}
@@ -38,7 +38,7 @@ func listAll(b *harness.B, fx *harness.Fixture) error {
 // listAllByNamespace times ListAllByNamespace with the tier=web selector
 // over a full indexer, namespaces taken in turn.
 func listAllByNamespace(b *harness.B, fx *harness.Fixture) error {
-	idx, err := filledIndexer(fx)
+	idx, err := sharedIndexer(fx)
 	if err != nil {
 		return err
 	}
