@@ -5,6 +5,9 @@ import (
 	"strconv"
 )
 
+// apiserverCompactionInterval is longer than any test run.
+const apiserverCompactionInterval = "720h"
+
 // apiserverFlags are the kube-apiserver flags of every child: loopback only,
 // static credentials from the run directory, and settings for a control plane
 // without controllers. extra comes last, so the user's flags win.
@@ -20,9 +23,12 @@ func apiserverFlags(l layout, etcdEndpoint string, port int, extra []string) []s
 		"--cert-dir=" + filepath.Join(l.root, "apiserver-certs"),
 
 		// Storage. Only the launcher compacts (POST /compact): the API server's
-		// own five-minute compaction would make 410s appear at random.
+		// own five-minute compaction would make 410s appear at random. The
+		// interval is pushed out of reach rather than set to 0, because 0 also
+		// stops the API server from watching for compactions done by others,
+		// and its watch cache would then keep serving compacted revisions.
 		"--etcd-servers=" + etcdEndpoint,
-		"--etcd-compaction-interval=0",
+		"--etcd-compaction-interval=" + apiserverCompactionInterval,
 
 		// Authentication and authorization: one static token in the group
 		// system:masters, every authenticated request allowed.
