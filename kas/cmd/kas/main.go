@@ -121,7 +121,7 @@ func describe(err error) string {
 	if errors.As(err, &stepErr) {
 		return fmt.Sprintf("step=%q after=%v error=%q", stepErr.Step, stepErr.Elapsed.Round(time.Millisecond), stepErr.Err.Error())
 	}
-	return fmt.Sprintf("step=%q error=%q", "options", err.Error())
+	return fmt.Sprintf("step=%q error=%q", "setup", err.Error())
 }
 
 func logName(opts launcher.Options) string {

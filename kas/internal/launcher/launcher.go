@@ -77,7 +77,7 @@ type Launcher struct {
 // the control API. On failure everything started so far is torn down and the
 // error is a *StepError naming the failed step.
 func Start(ctx context.Context, opts Options) (*Launcher, error) {
-	if err := opts.check(); err != nil {
+	if err := opts.complete(); err != nil {
 		return nil, err
 	}
 	l := &Launcher{opts: opts, began: time.Now()}
@@ -95,7 +95,8 @@ func Start(ctx context.Context, opts Options) (*Launcher, error) {
 	return l, nil
 }
 
-func (o *Options) check() error {
+// complete fills in defaults and rejects unusable options.
+func (o *Options) complete() error {
 	if o.KubeconfigOut == "" {
 		return errors.New("options: KubeconfigOut is required")
 	}
