@@ -239,7 +239,9 @@ func (s *streamReader) run() (streamEnd, error) {
 		if quiet >= s.r.initialEventsTimeout {
 			return endNoEndBookmark, fmt.Errorf("streaming list of %s: no initial-events-end bookmark and no event for %v", s.r.typeDescription, quiet)
 		}
-		klog.FromContext(s.ctx).Info("Warning: streaming list has not completed yet", "reflector", s.r.name, "quietFor", quiet, "sinceStart", s.r.clock.Since(s.start), "events", s.events)
+		if quiet >= s.r.initialEventsCheckEvery {
+			klog.FromContext(s.ctx).Info("Warning: streaming list has not completed yet", "reflector", s.r.name, "quietFor", quiet, "sinceStart", s.r.clock.Since(s.start), "events", s.events)
+		}
 		idle.Reset(s.r.initialEventsCheckEvery)
 	}
 }
