@@ -33,13 +33,6 @@ type ResourceVersionUpdater interface {
 	UpdateResourceVersion(resourceVersion string)
 }
 
-// ResourceVersionComparator orders two versions of the same object. The
-// result is negative when lhs is older than rhs, zero when they are the same
-// version and positive when lhs is newer.
-type ResourceVersionComparator interface {
-	CompareResourceVersion(lhs, rhs runtime.Object) int
-}
-
 // WatchErrorHandler is told about every error that ends a list-and-watch
 // cycle of a running Reflector; the reflector then backs off and lists again.
 // It runs on the reflector's goroutine, so it must return quickly.
