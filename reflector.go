@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/naming"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -215,7 +215,7 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType interface{}, store R
 		expectedType:            reflect.TypeOf(expectedType),
 		expectedGVK:             expectedGVKOf(expectedType),
 		store:                   store,
-		listerWatcher:           withContextListerWatcher(lw),
+		listerWatcher:           ToListerWatcherWithContext(lw),
 		watchErrorHandler:       DefaultWatchErrorHandler,
 		clock:                   c,
 		delay:                   backoff.DelayWithReset(c, defaultBackoffReset),
@@ -289,29 +289,6 @@ func expectedGVKOf(expectedType interface{}) *schema.GroupVersionKind {
 		return nil
 	}
 	return &gvk
-}
-
-// contextFreeListerWatcher gives a ListerWatcher without context support the
-// context-taking methods; the context is dropped.
-type contextFreeListerWatcher struct {
-	lw ListerWatcher
-}
-
-func (l contextFreeListerWatcher) ListWithContext(_ context.Context, options metav1.ListOptions) (apiruntime.Object, error) {
-	return l.lw.List(options)
-}
-
-func (l contextFreeListerWatcher) WatchWithContext(_ context.Context, options metav1.ListOptions) (watch.Interface, error) {
-	return l.lw.Watch(options)
-}
-
-// withContextListerWatcher returns lw itself when it takes contexts, else an
-// adapter.
-func withContextListerWatcher(lw ListerWatcher) ListerWatcherWithContext {
-	if c, ok := lw.(ListerWatcherWithContext); ok {
-		return c
-	}
-	return contextFreeListerWatcher{lw: lw}
 }
 
 // Name returns the reflector's name, as used in logs and metrics.
@@ -426,8 +403,9 @@ type listWatchCycle struct {
 	// stream is the watch a streaming list left open, for watching to go on
 	// with; nil otherwise.
 	stream watch.Interface
-	// internalErrors bounds the retries after internal server errors.
-	internalErrors internalErrorBudget
+	// internalErrors bounds the retries after internal server errors
+	// (MaxInternalErrorRetryDuration).
+	internalErrors RetryWithDeadline
 	// resyncErrs delivers the error of a failed resync to the watch.
 	resyncErrs chan error
 	// stopResync stops the resync loop and waits for it; nil while none
@@ -440,11 +418,7 @@ type listWatchCycle struct {
 // newCycle starts a cycle.
 func (r *Reflector) newCycle() *listWatchCycle {
 	return &listWatchCycle{
-		internalErrors: internalErrorBudget{
-			maxDuration: r.MaxInternalErrorRetryDuration,
-			quietPeriod: internalErrorQuietPeriod,
-			clock:       r.clock,
-		},
+		internalErrors: NewRetryWithDeadline(r.MaxInternalErrorRetryDuration, internalErrorQuietPeriod, apierrors.IsInternalError, r.clock),
 		resyncErrs: make(chan error, 1),
 	}
 }

@@ -378,46 +378,6 @@ func (r *Reflector) admits(ctx context.Context, obj runtime.Object) bool {
 	return true
 }
 
-// internalErrorBudget bounds how long a watch keeps being reopened after the
-// server reports internal errors (MaxInternalErrorRetryDuration). The budget
-// starts at the first internal error and is refilled once internal errors
-// stop for quietPeriod. It has the semantics of NewRetryWithDeadline and is
-// used by one goroutine.
-type internalErrorBudget struct {
-	maxDuration time.Duration
-	quietPeriod time.Duration
-	clock       clock.PassiveClock
-	first, last time.Time
-}
-
-// observe records how a watch ended; only internal errors count.
-func (b *internalErrorBudget) observe(err error) {
-	if !apierrors.IsInternalError(err) {
-		return
-	}
-	now := b.clock.Now()
-	if now.Sub(b.last) >= b.quietPeriod {
-		b.first, b.last = time.Time{}, time.Time{}
-	}
-	if b.first.IsZero() {
-		b.first = now
-	}
-	b.last = now
-}
-
-// allowsRetry reports whether the budget still covers a retry. Once it does
-// not, the budget is reset.
-func (b *internalErrorBudget) allowsRetry() bool {
-	if b.maxDuration <= 0 {
-		return false
-	}
-	if b.clock.Since(b.first) <= b.maxDuration {
-		return true
-	}
-	b.first, b.last = time.Time{}, time.Time{}
-	return false
-}
-
 // watchOptions are the options of a live watch resuming at rv.
 func (r *Reflector) watchOptions(rv string) metav1.ListOptions {
 	timeout := r.watchTimeoutSeconds()
@@ -469,7 +429,7 @@ func (r *Reflector) stepWatch(ctx context.Context, c *listWatchCycle) stepResult
 	defer w.Stop()
 	reader := streamReader{r: r, ctx: ctx, w: w, sink: r.store, phase: phaseLive, publishRV: publishRV, abort: c.resyncErrs, start: start}
 	end, err := reader.run()
-	c.internalErrors.observe(err)
+	c.internalErrors.After(err)
 	switch {
 	case end == endStopped:
 		return stepResult{outcome: outcomeCanceled}
@@ -481,7 +441,7 @@ func (r *Reflector) stepWatch(ctx context.Context, c *listWatchCycle) stepResult
 	case apierrors.IsTooManyRequests(err):
 		logger.V(2).Info("Watch was throttled, backing off", "reflector", r.name, "type", r.typeDescription)
 		return stepResult{outcome: outcomeRetryLater, reason: "throttled"}
-	case apierrors.IsInternalError(err) && c.internalErrors.allowsRetry():
+	case apierrors.IsInternalError(err) && c.internalErrors.ShouldRetry():
 		logger.V(2).Info("Watch ended with an internal error, retrying", "reflector", r.name, "type", r.typeDescription, "err", err)
 		return stepResult{outcome: outcomeRetryLater, reason: "internal error"}
 	default:
