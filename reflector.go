@@ -419,7 +419,7 @@ type listWatchCycle struct {
 func (r *Reflector) newCycle() *listWatchCycle {
 	return &listWatchCycle{
 		internalErrors: NewRetryWithDeadline(r.MaxInternalErrorRetryDuration, internalErrorQuietPeriod, apierrors.IsInternalError, r.clock),
-		resyncErrs: make(chan error, 1),
+		resyncErrs:     make(chan error, 1),
 	}
 }
 
