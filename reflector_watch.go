@@ -449,3 +449,60 @@ func (r *Reflector) stepWatch(ctx context.Context, c *listWatchCycle) stepResult
 		return stepResult{outcome: outcomeCycleDone, reason: "watch error"}
 	}
 }
+
+// ensureResyncLoop starts the cycle's resync loop if the Reflector has a
+// resync period and none runs yet. The loop lives until the cycle finishes.
+func (r *Reflector) ensureResyncLoop(ctx context.Context, c *listWatchCycle) {
+	if r.resyncPeriod == 0 || c.stopResync != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.resyncLoop(ctx, c.resyncErrs)
+	}()
+	c.stopResync = func() {
+		cancel()
+		<-done
+	}
+}
+
+// resyncLoop calls the store's Resync every resync period that ShouldResync
+// agrees to, until ctx is canceled or a resync fails; the failure goes to
+// errs, which ends the watch.
+func (r *Reflector) resyncLoop(ctx context.Context, errs chan<- error) {
+	logger := klog.FromContext(ctx)
+	t := r.clock.NewTimer(r.resyncPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		if err := r.resyncIfWanted(logger); err != nil {
+			errs <- err
+			return
+		}
+		t.Reset(r.resyncPeriod)
+	}
+}
+
+// resyncIfWanted asks ShouldResync and resyncs the store. A panic in either
+// is an error.
+func (r *Reflector) resyncIfWanted(logger klog.Logger) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("resync panicked: %v", p)
+		}
+	}()
+	if r.ShouldResync != nil && !r.ShouldResync() {
+		return nil
+	}
+	logger.V(4).Info("Forcing resync", "reflector", r.name)
+	if err := r.store.Resync(); err != nil {
+		return fmt.Errorf("resync of %s: %w", r.typeDescription, err)
+	}
+	return nil
+}
