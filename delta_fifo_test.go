@@ -20,7 +20,7 @@ func deltasOf(t *testing.T, f *DeltaFIFO) []Deltas {
 }
 
 func TestDeltaFIFO_QueuedChanges(t *testing.T) {
-	a1, a2, b1, b2, c1, d1 := testPod("a", "1"), testPod("a", "2"), testPod("b", "1"), testPod("b", "2"), testPod("c", "1"), testPod("d", "1")
+	a1, a2, b1, b2, c1, d1 := queuePod("a", "1"), queuePod("a", "2"), queuePod("b", "1"), queuePod("b", "2"), queuePod("c", "1"), queuePod("d", "1")
 	type known struct {
 		pods     []*v1.Pod
 		failing  []string
@@ -183,7 +183,7 @@ func TestDeltaFIFO_QueuedChanges(t *testing.T) {
 }
 
 func TestDeltaFIFO_HasSyncedAndInitialList(t *testing.T) {
-	a1, a2, b1, c1 := testPod("a", "1"), testPod("a", "2"), testPod("b", "1"), testPod("c", "1")
+	a1, a2, b1, c1 := queuePod("a", "1"), queuePod("a", "2"), queuePod("b", "1"), queuePod("c", "1")
 	tests := map[string]struct {
 		known        []*v1.Pod
 		ops          []queueOp
@@ -255,7 +255,7 @@ func TestDeltaFIFO_CheckerClosesAfterTheLastInitialItemIsProcessed(t *testing.T)
 	if checker.Name() != "pods" || f.Name() != "pods" {
 		t.Errorf("checker Name() = %q, queue Name() = %q, want pods", checker.Name(), f.Name())
 	}
-	mustOK(t, f.Replace(objs(testPod("a", "1"), testPod("b", "1")), "1"))
+	mustOK(t, f.Replace(objs(queuePod("a", "1"), queuePod("b", "1")), "1"))
 	for i, wantDoneAfter := range []bool{false, true} {
 		_, err := f.Pop(func(interface{}, bool) error {
 			if IsDone(checker) {
@@ -274,7 +274,7 @@ func TestDeltaFIFO_CheckerClosesAfterTheLastInitialItemIsProcessed(t *testing.T)
 }
 
 func TestDeltaFIFO_Transformer(t *testing.T) {
-	a1, b1 := testPod("a", "1"), testPod("b", "1")
+	a1, b1 := queuePod("a", "1"), queuePod("b", "1")
 	tests := map[string]struct {
 		known     []*v1.Pod
 		ops       []queueOp
@@ -342,7 +342,7 @@ func failOn(name string) TransformFunc {
 }
 
 func TestDeltaFIFO_FailuresLeaveTheQueueUnchanged(t *testing.T) {
-	a1, b1 := testPod("a", "1"), testPod("b", "1")
+	a1, b1 := queuePod("a", "1"), queuePod("b", "1")
 	tests := map[string]struct {
 		op          func(f *DeltaFIFO) error
 		wantKeyErr  bool
@@ -352,14 +352,14 @@ func TestDeltaFIFO_FailuresLeaveTheQueueUnchanged(t *testing.T) {
 		"update without metadata":       {op: func(f *DeltaFIFO) error { return f.Update(noMeta{"x"}) }, wantKeyErr: true, wantPopProp: true},
 		"delete without metadata":       {op: func(f *DeltaFIFO) error { return f.Delete(noMeta{"x"}) }, wantKeyErr: true},
 		"replace with one bad entry":    {op: func(f *DeltaFIFO) error { return f.Replace(objs(b1, noMeta{"x"}), "1") }, wantKeyErr: true},
-		"add failing the transform":     {op: func(f *DeltaFIFO) error { return f.Add(testPod("bad", "1")) }, wantPopProp: true},
-		"add panicking in transform":    {op: func(f *DeltaFIFO) error { return f.Add(testPod("panic", "1")) }, wantPopProp: true},
-		"replace failing the transform": {op: func(f *DeltaFIFO) error { return f.Replace(objs(b1, testPod("bad", "1")), "1") }},
-		"delete failing the transform":  {op: func(f *DeltaFIFO) error { return f.Delete(testPod("bad", "1")) }, wantPopProp: true},
+		"add failing the transform":     {op: func(f *DeltaFIFO) error { return f.Add(queuePod("bad", "1")) }, wantPopProp: true},
+		"add panicking in transform":    {op: func(f *DeltaFIFO) error { return f.Add(queuePod("panic", "1")) }, wantPopProp: true},
+		"replace failing the transform": {op: func(f *DeltaFIFO) error { return f.Replace(objs(b1, queuePod("bad", "1")), "1") }},
+		"delete failing the transform":  {op: func(f *DeltaFIFO) error { return f.Delete(queuePod("bad", "1")) }, wantPopProp: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			known := newFakeKnown(a1, testPod("bad", "0"))
+			known := newFakeKnown(a1, queuePod("bad", "0"))
 			f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{KnownObjects: known, Transformer: failOn("bad")})
 			// Queue a1 without ending the initial sync.
 			mustOK(t, f.Resync())
@@ -374,7 +374,7 @@ func TestDeltaFIFO_FailuresLeaveTheQueueUnchanged(t *testing.T) {
 			if got := f.HasSynced(); got != tc.wantPopProp {
 				t.Errorf("HasSynced() = %v, want %v", got, tc.wantPopProp)
 			}
-			want := []Deltas{{{Sync, a1}}, {{Sync, testPod("bad", "0")}}}
+			want := []Deltas{{{Sync, a1}}, {{Sync, queuePod("bad", "0")}}}
 			if diff := cmp.Diff(want, deltasOf(t, f)); diff != "" {
 				t.Errorf("queue content (-want +got):\n%s", diff)
 			}
@@ -383,7 +383,7 @@ func TestDeltaFIFO_FailuresLeaveTheQueueUnchanged(t *testing.T) {
 }
 
 func TestDeltaFIFO_KeyOf(t *testing.T) {
-	a1 := testPod("a", "1")
+	a1 := queuePod("a", "1")
 	tests := map[string]struct {
 		obj      interface{}
 		wantKey  string
@@ -392,7 +392,7 @@ func TestDeltaFIFO_KeyOf(t *testing.T) {
 	}{
 		"object":                     {obj: a1, wantKey: "ns/a"},
 		"tombstone":                  {obj: DeletedFinalStateUnknown{Key: "some/key"}, wantKey: "some/key"},
-		"deltas take the newest":     {obj: Deltas{{Added, testPod("x", "1")}, {Updated, a1}}, wantKey: "ns/a"},
+		"deltas take the newest":     {obj: Deltas{{Added, queuePod("x", "1")}, {Updated, a1}}, wantKey: "ns/a"},
 		"deltas ending in tombstone": {obj: Deltas{{Deleted, DeletedFinalStateUnknown{Key: "t/k"}}}, wantKey: "t/k"},
 		"empty deltas":               {obj: Deltas{}, wantErr: true, wantZero: true},
 		"object without metadata":    {obj: noMeta{"x"}, wantErr: true},
@@ -418,7 +418,7 @@ func TestDeltaFIFO_KeyOf(t *testing.T) {
 func TestDeltaFIFO_ProcessRunsUnderTheQueueLock(t *testing.T) {
 	known := newFakeKnown()
 	f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{KnownObjects: known})
-	mustOK(t, f.Add(testPod("a", "1")))
+	mustOK(t, f.Add(queuePod("a", "1")))
 	_, err := f.Pop(func(obj interface{}, _ bool) error {
 		if f.mu.TryLock() {
 			f.mu.Unlock()
@@ -436,7 +436,7 @@ func TestDeltaFIFO_ProcessRunsUnderTheQueueLock(t *testing.T) {
 }
 
 func TestDeltaFIFO_DefaultsAndDeprecatedConstructor(t *testing.T) {
-	known := newFakeKnown(testPod("a", "1"))
+	known := newFakeKnown(queuePod("a", "1"))
 	f := NewDeltaFIFO(nil, known)
 	if f.Name() != "DeltaFIFO" {
 		t.Errorf("Name() = %q, want DeltaFIFO", f.Name())
@@ -446,8 +446,8 @@ func TestDeltaFIFO_DefaultsAndDeprecatedConstructor(t *testing.T) {
 	}
 	// nil KeyFunction means MetaNamespaceKeyFunc, and EmitDeltaTypeReplaced
 	// is off: Replace queues Sync.
-	mustOK(t, f.Replace(objs(testPod("b", "1")), "1"))
-	want := []Deltas{{{Sync, testPod("b", "1")}}, {{Deleted, tombstone("a", testPod("a", "1"))}}}
+	mustOK(t, f.Replace(objs(queuePod("b", "1")), "1"))
+	want := []Deltas{{{Sync, queuePod("b", "1")}}, {{Deleted, tombstone("a", queuePod("a", "1"))}}}
 	if diff := cmp.Diff(want, deltasOf(t, f)); diff != "" {
 		t.Errorf("popped Deltas (-want +got):\n%s", diff)
 	}

@@ -110,7 +110,7 @@ func TestInitialSync_Transitions(t *testing.T) {
 }
 
 func TestFIFO_PopsNewestObjectPerKeyInQueueOrder(t *testing.T) {
-	a1, a2, b1, b2, c1 := testPod("a", "1"), testPod("a", "2"), testPod("b", "1"), testPod("b", "2"), testPod("c", "1")
+	a1, a2, b1, b2, c1 := queuePod("a", "1"), queuePod("a", "2"), queuePod("b", "1"), queuePod("b", "2"), queuePod("c", "1")
 	tests := map[string]struct {
 		ops  []queueOp
 		want []popped
@@ -160,7 +160,7 @@ func TestFIFO_PopsNewestObjectPerKeyInQueueOrder(t *testing.T) {
 }
 
 func TestFIFO_HasSynced(t *testing.T) {
-	a, b, c := testPod("a", "1"), testPod("b", "1"), testPod("c", "1")
+	a, b, c := queuePod("a", "1"), queuePod("b", "1"), queuePod("c", "1")
 	tests := map[string]struct {
 		ops          []queueOp
 		wantSynced   bool
@@ -215,12 +215,12 @@ func TestFIFO_CheckerIsNamedFIFO(t *testing.T) {
 }
 
 func TestFIFO_BadInputIsAKeyErrorAndChangesNothing(t *testing.T) {
-	a := testPod("a", "1")
+	a := queuePod("a", "1")
 	tests := map[string]func(f *FIFO) error{
 		"add nil":                  func(f *FIFO) error { return f.Add(nil) },
 		"update without meta":      func(f *FIFO) error { return f.Update(noMeta{"x"}) },
 		"delete without meta":      func(f *FIFO) error { return f.Delete(noMeta{"x"}) },
-		"replace with a bad entry": func(f *FIFO) error { return f.Replace(objs(testPod("b", "1"), noMeta{"x"}), "1") },
+		"replace with a bad entry": func(f *FIFO) error { return f.Replace(objs(queuePod("b", "1"), noMeta{"x"}), "1") },
 	}
 	for name, op := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -240,8 +240,8 @@ func TestFIFO_BadInputIsAKeyErrorAndChangesNothing(t *testing.T) {
 
 func TestFIFO_ProcessRunsUnderTheLockAndPanicsAreRecovered(t *testing.T) {
 	f := NewFIFO(MetaNamespaceKeyFunc)
-	mustOK(t, f.Add(testPod("a", "1")))
-	mustOK(t, f.Add(testPod("b", "1")))
+	mustOK(t, f.Add(queuePod("a", "1")))
+	mustOK(t, f.Add(queuePod("b", "1")))
 	_, err := f.Pop(func(interface{}, bool) error {
 		if f.mu.TryLock() {
 			f.mu.Unlock()
@@ -254,7 +254,7 @@ func TestFIFO_ProcessRunsUnderTheLockAndPanicsAreRecovered(t *testing.T) {
 		t.Fatalf("Pop error = %v, want a processPanicError", err)
 	}
 	// The FIFO is unlocked and consistent: the next Pop gets b.
-	if diff := cmp.Diff([]interface{}{testPod("b", "1")}, drainObjs(t, f)); diff != "" {
+	if diff := cmp.Diff([]interface{}{queuePod("b", "1")}, drainObjs(t, f)); diff != "" {
 		t.Errorf("after the panic (-want +got):\n%s", diff)
 	}
 }
@@ -301,7 +301,7 @@ func TestQueues_CloseLetsQueuedItemsDrainFirst(t *testing.T) {
 	for name, newQueue := range queueMakers {
 		t.Run(name, func(t *testing.T) {
 			q := newQueue()
-			mustOK(t, q.Add(testPod("a", "1")))
+			mustOK(t, q.Add(queuePod("a", "1")))
 			q.Close()
 			if !q.(interface{ IsClosed() bool }).IsClosed() {
 				t.Error("IsClosed after Close = false")
@@ -319,7 +319,7 @@ func TestQueues_ProcessErrorIsReturnedAndItemDropped(t *testing.T) {
 	for name, newQueue := range queueMakers {
 		t.Run(name, func(t *testing.T) {
 			q := newQueue()
-			mustOK(t, q.Add(testPod("a", "1")))
+			mustOK(t, q.Add(queuePod("a", "1")))
 			want := errors.New("process failed")
 			_, err := q.Pop(func(interface{}, bool) error { return want })
 			if !errors.Is(err, want) {
@@ -337,8 +337,8 @@ func TestQueues_ProcessPanicBecomesAnError(t *testing.T) {
 	for name, newQueue := range queueMakers {
 		t.Run(name, func(t *testing.T) {
 			q := newQueue()
-			mustOK(t, q.Add(testPod("a", "1")))
-			mustOK(t, q.Add(testPod("b", "1")))
+			mustOK(t, q.Add(queuePod("a", "1")))
+			mustOK(t, q.Add(queuePod("b", "1")))
 			_, err := q.Pop(func(interface{}, bool) error { panic(fmt.Errorf("wrapped: %w", cause)) })
 			var perr *processPanicError
 			if !errors.As(err, &perr) || !errors.Is(err, cause) {

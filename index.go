@@ -183,7 +183,8 @@ func (v *indexValues) at(i int) []string {
 	return v.values[i]
 }
 
-// err joins every failure, naming the index and the key; nil if none.
+// err joins every failure, naming the index and the key, as an
+// indexFailure; nil if none.
 func (v *indexValues) err(key string) error {
 	var all []error
 	for i, e := range v.errs {
@@ -191,8 +192,21 @@ func (v *indexValues) err(key string) error {
 			all = append(all, fmt.Errorf("index %q of key %q: %w", v.funcs.names[i], key, e))
 		}
 	}
-	return errors.Join(all...)
+	if len(all) == 0 {
+		return nil
+	}
+	return indexFailure{errors.Join(all...)}
 }
+
+// indexFailure is the error of a write that stored its object but left it
+// out of the indexes whose function failed. The write happened: callers
+// that notify others about changes must still do so.
+type indexFailure struct{ err error }
+
+func (f indexFailure) Error() string {
+	return "object stored without some index values: " + f.err.Error()
+}
+func (f indexFailure) Unwrap() error { return f.err }
 
 // callIndexFunc runs user code and turns a panic into an error.
 func callIndexFunc(fn IndexFunc, obj interface{}) (vals []string, err error) {
@@ -296,9 +310,6 @@ func (s *indexSet) reset() {
 // index, each once.
 func (s *indexSet) keysForValues(indexName string, vals []string) []string {
 	idx := s.indices[indexName]
-	if len(vals) == 1 {
-		return idx[vals[0]].list()
-	}
 	seen := keySet{}
 	var keys []string
 	for _, v := range vals {

@@ -14,11 +14,11 @@ import (
 // Helpers shared by the queue tests.
 
 // testPod returns a Pod in namespace "ns"; rv tells versions apart.
-func testPod(name, rv string) *v1.Pod {
+func queuePod(name, rv string) *v1.Pod {
 	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: rv}}
 }
 
-// podKey is the MetaNamespaceKeyFunc key of testPod(name, ...).
+// podKey is the MetaNamespaceKeyFunc key of queuePod(name, ...).
 func podKey(name string) string { return "ns/" + name }
 
 // objs turns its arguments into a list for Replace.

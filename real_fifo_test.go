@@ -40,7 +40,7 @@ func knownFrom(pods []*v1.Pod, failing, vanished []string) *fakeKnown {
 }
 
 func TestRealFIFO_QueuedChanges(t *testing.T) {
-	a1, a2, b1, b2, c1 := testPod("a", "1"), testPod("a", "2"), testPod("b", "1"), testPod("b", "2"), testPod("c", "1")
+	a1, a2, b1, b2, c1 := queuePod("a", "1"), queuePod("a", "2"), queuePod("b", "1"), queuePod("b", "2"), queuePod("c", "1")
 	tests := map[string]struct {
 		known    []*v1.Pod
 		failing  []string
@@ -127,7 +127,7 @@ func opBookmark(rv string) queueOp {
 }
 
 func TestRealFIFO_AtomicEventsAndBookmarks(t *testing.T) {
-	a1, b1, c1 := testPod("a", "1"), testPod("b", "1"), testPod("c", "1")
+	a1, b1, c1 := queuePod("a", "1"), queuePod("b", "1"), queuePod("c", "1")
 	tests := map[string]struct {
 		transform bool
 		ops       []queueOp
@@ -184,7 +184,7 @@ func TestRealFIFO_AtomicEventsAndBookmarks(t *testing.T) {
 }
 
 func TestRealFIFO_Transformer(t *testing.T) {
-	a1, b1 := testPod("a", "1"), testPod("b", "1")
+	a1, b1 := queuePod("a", "1"), queuePod("b", "1")
 	tests := map[string]struct {
 		known     []*v1.Pod
 		ops       []queueOp
@@ -231,7 +231,7 @@ func TestRealFIFO_Transformer(t *testing.T) {
 }
 
 func TestRealFIFO_FailuresLeaveTheQueueUnchanged(t *testing.T) {
-	a1 := testPod("a", "1")
+	a1 := queuePod("a", "1")
 	tests := map[string]struct {
 		atomic     bool
 		op         func(f *RealFIFO) error
@@ -241,13 +241,13 @@ func TestRealFIFO_FailuresLeaveTheQueueUnchanged(t *testing.T) {
 		"add nil":                       {op: func(f *RealFIFO) error { return f.Add(nil) }, wantKeyErr: true, wantSynced: true},
 		"update without metadata":       {op: func(f *RealFIFO) error { return f.Update(noMeta{"x"}) }, wantKeyErr: true, wantSynced: true},
 		"delete without metadata":       {op: func(f *RealFIFO) error { return f.Delete(noMeta{"x"}) }, wantKeyErr: true, wantSynced: true},
-		"replace with one bad entry":    {op: func(f *RealFIFO) error { return f.Replace(objs(testPod("b", "1"), noMeta{"x"}), "1") }, wantKeyErr: true},
-		"add failing the transform":     {op: func(f *RealFIFO) error { return f.Add(testPod("bad", "1")) }, wantSynced: true},
-		"add panicking in transform":    {op: func(f *RealFIFO) error { return f.Add(testPod("panic", "1")) }, wantSynced: true},
-		"replace failing the transform": {op: func(f *RealFIFO) error { return f.Replace(objs(testPod("b", "1"), testPod("bad", "1")), "1") }},
+		"replace with one bad entry":    {op: func(f *RealFIFO) error { return f.Replace(objs(queuePod("b", "1"), noMeta{"x"}), "1") }, wantKeyErr: true},
+		"add failing the transform":     {op: func(f *RealFIFO) error { return f.Add(queuePod("bad", "1")) }, wantSynced: true},
+		"add panicking in transform":    {op: func(f *RealFIFO) error { return f.Add(queuePod("panic", "1")) }, wantSynced: true},
+		"replace failing the transform": {op: func(f *RealFIFO) error { return f.Replace(objs(queuePod("b", "1"), queuePod("bad", "1")), "1") }},
 		"atomic replace failing the transform": {
 			atomic: true,
-			op:     func(f *RealFIFO) error { return f.Replace(objs(testPod("b", "1"), testPod("bad", "1")), "1") },
+			op:     func(f *RealFIFO) error { return f.Replace(objs(queuePod("b", "1"), queuePod("bad", "1")), "1") },
 		},
 	}
 	for name, tc := range tests {
@@ -279,7 +279,7 @@ func TestRealFIFO_FailuresLeaveTheQueueUnchanged(t *testing.T) {
 
 func TestRealFIFO_KeyOfUnwrapsQueuedForms(t *testing.T) {
 	f := NewRealFIFO(nil, newFakeKnown(), nil)
-	a1 := testPod("a", "1")
+	a1 := queuePod("a", "1")
 	tests := map[string]struct {
 		obj     interface{}
 		wantKey string
@@ -287,7 +287,7 @@ func TestRealFIFO_KeyOfUnwrapsQueuedForms(t *testing.T) {
 	}{
 		"object":       {obj: a1, wantKey: "ns/a"},
 		"delta":        {obj: Delta{Added, a1}, wantKey: "ns/a"},
-		"deltas":       {obj: Deltas{{Added, testPod("x", "1")}, {Updated, a1}}, wantKey: "ns/a"},
+		"deltas":       {obj: Deltas{{Added, queuePod("x", "1")}, {Updated, a1}}, wantKey: "ns/a"},
 		"tombstone":    {obj: Delta{Deleted, DeletedFinalStateUnknown{Key: "t/k"}}, wantKey: "t/k"},
 		"empty deltas": {obj: Deltas{}, wantErr: ErrZeroLengthDeltasObject},
 	}
@@ -305,7 +305,7 @@ func TestRealFIFO_KeyOfUnwrapsQueuedForms(t *testing.T) {
 }
 
 func TestRealFIFO_HasSyncedAndInitialList(t *testing.T) {
-	a1, b1, c1 := testPod("a", "1"), testPod("b", "1"), testPod("c", "1")
+	a1, b1, c1 := queuePod("a", "1"), queuePod("b", "1"), queuePod("c", "1")
 	tests := map[string]struct {
 		atomic       bool
 		known        []*v1.Pod
@@ -377,7 +377,7 @@ func TestRealFIFO_ReplaceDuringUnlockedProcessingOwesOnlyItsOwnItems(t *testing.
 	mustOK(t, f.Resync()) // queued before any Replace: not populated yet
 	_, err := f.Pop(func(interface{}, bool) error {
 		// The first Replace arrives while the SyncAll is being processed.
-		return f.Replace(objs(testPod("a", "1")), "1")
+		return f.Replace(objs(queuePod("a", "1")), "1")
 	})
 	mustOK(t, err)
 	if f.HasSynced() {
@@ -421,7 +421,7 @@ func popBatches(t *testing.T, f *RealFIFO) []batchCall {
 }
 
 func TestRealFIFO_PopBatch(t *testing.T) {
-	a1, a2, b1, c1, d1 := testPod("a", "1"), testPod("a", "2"), testPod("b", "1"), testPod("c", "1"), testPod("d", "1")
+	a1, a2, b1, c1, d1 := queuePod("a", "1"), queuePod("a", "2"), queuePod("b", "1"), queuePod("c", "1"), queuePod("d", "1")
 	tests := map[string]struct {
 		atomic    bool
 		known     []*v1.Pod
@@ -503,7 +503,7 @@ func TestRealFIFO_PopBatch(t *testing.T) {
 func TestRealFIFO_PopBatchDefaultSizeIs1000(t *testing.T) {
 	f := NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true})
 	for i := range 1001 {
-		mustOK(t, f.Add(testPod(string(rune('a'+i%26))+string(rune('a'+i/26%26))+string(rune('a'+i/676)), "1")))
+		mustOK(t, f.Add(queuePod(string(rune('a'+i%26))+string(rune('a'+i/26%26))+string(rune('a'+i/676)), "1")))
 	}
 	var sizes []int
 	for _, c := range popBatches(t, f) {
@@ -544,7 +544,7 @@ func TestRealFIFO_LockWhileProcessing(t *testing.T) {
 				f.batchSize = tc.batchSize
 			}
 			for i := range tc.queued {
-				mustOK(t, f.Add(testPod(string(rune('a'+i)), "1")))
+				mustOK(t, f.Add(queuePod(string(rune('a'+i)), "1")))
 			}
 			var locked []bool
 			for range tc.queued {
@@ -556,7 +556,7 @@ func TestRealFIFO_LockWhileProcessing(t *testing.T) {
 					f.mu.Unlock()
 					locked = append(locked, false)
 					// Unlocked: producers can queue while we process.
-					return f.Add(testPod("during", "1"))
+					return f.Add(queuePod("during", "1"))
 				})
 				mustOK(t, err)
 			}
@@ -672,8 +672,8 @@ func TestRealFIFO_Metrics(t *testing.T) {
 			clk := clocktesting.NewFakePassiveClock(time.Unix(100, 0))
 			f := NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true, EmitDeltaTypeBookmark: true, Identifier: tc.id, MetricsProvider: m})
 			f.clock = clk
-			mustOK(t, f.Add(testPod("a", "1")))
-			mustOK(t, f.Add(testPod("b", "1")))
+			mustOK(t, f.Add(queuePod("a", "1")))
+			mustOK(t, f.Add(queuePod("b", "1")))
 			mustOK(t, f.Bookmark("3"))
 			for _, took := range []time.Duration{2 * time.Second, 3 * time.Second, 0} {
 				_, err := f.Pop(func(interface{}, bool) error { clk.SetTime(clk.Now().Add(took)); return nil })

@@ -314,6 +314,14 @@ func (c *threadSafeMap) Index(indexName string, obj interface{}) ([]interface{},
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	if len(vals) == 1 {
+		set := c.idx.indices[indexName][vals[0]]
+		out := make([]interface{}, 0, len(set))
+		for key := range set {
+			out = append(out, c.items[key])
+		}
+		return out, nil
+	}
 	keys := c.idx.keysForValues(indexName, vals)
 	out := make([]interface{}, 0, len(keys))
 	for _, key := range keys {
