@@ -392,7 +392,7 @@ func TestQueues_ConcurrentProducersAndOneConsumer(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					for i := range perProducer {
-						if err := q.Add(testPod(fmt.Sprintf("p%d-%d", p, i), strconv.Itoa(i))); err != nil {
+						if err := q.Add(queuePod(fmt.Sprintf("p%d-%d", p, i), strconv.Itoa(i))); err != nil {
 							t.Error(err)
 							return
 						}
