@@ -2,12 +2,12 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: test fmt-check vet unit bench bench-smoke cover fuzz
+.PHONY: test fmt-check vet unit compat bench bench-smoke cover fuzz
 
-test: fmt-check vet unit
+test: fmt-check vet unit compat
 
 fmt-check:
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
 vet:
@@ -15,6 +15,10 @@ vet:
 
 unit:
 	$(GO) test -race -count=1 $(PKGS)
+
+# compat proves the API against real client-go types (a nested module).
+compat:
+	cd compat && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
@@ -30,3 +34,5 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSplitMetaNamespaceKey$$' -fuzztime $(FUZZTIME) .
 	$(GO) test -run '^$$' -fuzz '^FuzzParseObjectName$$' -fuzztime $(FUZZTIME) .
+	$(GO) test -run '^$$' -fuzz '^FuzzDeltaFIFOOps$$' -fuzztime $(FUZZTIME) .
+	$(GO) test -run '^$$' -fuzz '^FuzzRealFIFOOps$$' -fuzztime $(FUZZTIME) .

@@ -1,5 +1,15 @@
 package cache
 
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
 // DeltaType names the kind of change a Delta records.
 type DeltaType string
 
@@ -51,3 +61,397 @@ func (d Deltas) Newest() *Delta {
 	}
 	return &d[len(d)-1]
 }
+
+// ErrZeroLengthDeltasObject is the cause, inside a KeyError, of asking a
+// queue for the key of an empty Deltas: there is no object to take it from.
+var ErrZeroLengthDeltasObject = errors.New("0 length Deltas object; can't get key")
+
+// DeltaFIFOOptions configures NewDeltaFIFOWithOptions. Every field is
+// optional.
+type DeltaFIFOOptions struct {
+	// Logger receives the queue's log output, under the queue's name.
+	// Default: klog.Background().
+	Logger *klog.Logger
+
+	// Name names the queue in logs and in HasSyncedChecker. Default:
+	// "DeltaFIFO".
+	Name string
+
+	// KeyFunction computes the key of an object. Default:
+	// MetaNamespaceKeyFunc. KeyOf adds the handling of Deltas and
+	// DeletedFinalStateUnknown around it.
+	KeyFunction KeyFunc
+
+	// KnownObjects is the store the queue's consumer keeps up to date,
+	// usually an informer's indexer. With it, Replace reports known keys
+	// missing from the list as deleted, Resync requeues known objects, and
+	// Delete of a key that is known but not queued is kept. Without it,
+	// deletions missed while the watch was down are only detected for keys
+	// that are still queued.
+	KnownObjects KeyListerGetter
+
+	// EmitDeltaTypeReplaced makes Replace queue Replaced changes; when false,
+	// Replace queues Sync changes, as resyncs do, and the consumer cannot tell
+	// a relist from a resync.
+	EmitDeltaTypeReplaced bool
+
+	// Transformer, if set, is applied once to every object entering the
+	// queue through Add, Update, Delete and Replace, before it is queued.
+	// Tombstones and the objects Resync takes from KnownObjects are not
+	// transformed again.
+	Transformer TransformFunc
+}
+
+// DeltaFIFO is a queue of keys where each key carries the list of changes
+// (Deltas, oldest first) made to its object since the key was last popped.
+// A key is queued once, when its first pending change arrives, and Pop hands
+// out the key's whole Deltas. Two deletions in a row are folded into one,
+// keeping the one that knows the object's final state.
+//
+// A Reflector produces into a DeltaFIFO and a single consumer calls Pop,
+// typically to apply the changes to KnownObjects and notify handlers. With
+// KnownObjects the queue also knows the objects the consumer holds:
+//   - Delete of an object that is not queued is ignored (a relist already
+//     reported it), unless KnownObjects holds it;
+//   - Replace reports every key missing from the new list that is queued
+//     or held by KnownObjects as Deleted, with a DeletedFinalStateUnknown
+//     carrying the last state the queue or the store has;
+//   - Resync queues a Sync change for every object of KnownObjects without
+//     pending changes; without KnownObjects it does nothing.
+//
+// Lock order: the queue's lock, then KnownObjects' lock, never the reverse.
+// The queue reads KnownObjects with its own lock held, and Pop runs the
+// process function, which normally writes KnownObjects, with it held too; so
+// KnownObjects must never call into the queue.
+//
+// A DeltaFIFO must be made by NewDeltaFIFO or NewDeltaFIFOWithOptions. It is
+// safe for concurrent use. Objects handed out by Pop are shared with the
+// producer and must be treated as read-only.
+type DeltaFIFO struct {
+	// mu guards book, sync and closed; cond, on mu, wakes Pop when a key is
+	// queued or the queue is closed. Lock order: mu, then KnownObjects.
+	mu     sync.Mutex
+	cond   sync.Cond
+	book   deltaBook
+	sync   initialSync
+	closed bool
+
+	// The fields below are set by the constructor and never change.
+	name                  string
+	logger                klog.Logger
+	keyFunc               KeyFunc
+	knownObjects          KeyListerGetter
+	emitDeltaTypeReplaced bool
+	transformer           TransformFunc
+	checker               *queueSyncedChecker
+	// clock times the process function, to report slow processing when a
+	// backlog waits behind it.
+	clock clock.PassiveClock
+}
+
+var (
+	_ Queue             = (*DeltaFIFO)(nil)
+	_ TransformingStore = (*DeltaFIFO)(nil)
+	_ DoneChecker       = (*DeltaFIFO)(nil)
+)
+
+// NewDeltaFIFO returns a DeltaFIFO keyed by keyFunc that consults
+// knownObjects (which may be nil). Its Replace queues Sync changes, which
+// consumers cannot tell from resyncs.
+//
+// Deprecated: use NewDeltaFIFOWithOptions with EmitDeltaTypeReplaced set.
+func NewDeltaFIFO(keyFunc KeyFunc, knownObjects KeyListerGetter) *DeltaFIFO {
+	return NewDeltaFIFOWithOptions(DeltaFIFOOptions{KeyFunction: keyFunc, KnownObjects: knownObjects})
+}
+
+// NewDeltaFIFOWithOptions returns an empty DeltaFIFO configured by opts.
+func NewDeltaFIFOWithOptions(opts DeltaFIFOOptions) *DeltaFIFO {
+	f := &DeltaFIFO{
+		book:                  newDeltaBook(),
+		sync:                  newInitialSync(),
+		name:                  "DeltaFIFO",
+		logger:                klog.Background(),
+		keyFunc:               opts.KeyFunction,
+		knownObjects:          opts.KnownObjects,
+		emitDeltaTypeReplaced: opts.EmitDeltaTypeReplaced,
+		transformer:           opts.Transformer,
+		clock:                 clock.RealClock{},
+	}
+	if f.keyFunc == nil {
+		f.keyFunc = MetaNamespaceKeyFunc
+	}
+	if opts.Name != "" {
+		f.name = opts.Name
+	}
+	if opts.Logger != nil {
+		f.logger = *opts.Logger
+	}
+	f.logger = klog.LoggerWithName(f.logger, f.name)
+	f.cond.L = &f.mu
+	f.checker = &queueSyncedChecker{name: f.name, done: f.sync.done}
+	return f
+}
+
+// KeyOf returns the key of obj: for a Deltas, the key of its newest object
+// (an empty Deltas is a KeyError wrapping ErrZeroLengthDeltasObject); for a
+// DeletedFinalStateUnknown, its recorded Key; otherwise the key function's
+// result.
+func (f *DeltaFIFO) KeyOf(obj interface{}) (string, error) {
+	inner, err := unwrapQueued(obj)
+	if err != nil {
+		return "", err
+	}
+	return tombstoneAwareKey(f.keyFunc, inner)
+}
+
+// Transformer returns the transform applied to objects entering the queue,
+// or nil.
+func (f *DeltaFIFO) Transformer() TransformFunc { return f.transformer }
+
+// stage computes obj's key and transforms obj, without the lock: both are
+// user code. The error names the failing step.
+func (f *DeltaFIFO) stage(obj interface{}) (string, interface{}, error) {
+	key, err := f.KeyOf(obj)
+	if err != nil {
+		return "", nil, KeyError{Obj: obj, Err: err}
+	}
+	out, err := f.transform(key, obj)
+	return key, out, err
+}
+
+// transform applies the transformer to obj, the object of key, see
+// transformEntering.
+func (f *DeltaFIFO) transform(key string, obj interface{}) (interface{}, error) {
+	return transformEntering(f.transformer, key, obj)
+}
+
+// recordLocked appends d to key's changes and wakes a Pop if key was newly
+// queued. The caller holds f.mu.
+func (f *DeltaFIFO) recordLocked(key string, d Delta) {
+	if f.book.record(key, d) {
+		f.cond.Signal()
+	}
+}
+
+// Add queues an Added change for obj. A key or transform error leaves the
+// queue unchanged, but still ends a not-yet-started initial sync, as any
+// Add does.
+func (f *DeltaFIFO) Add(obj interface{}) error {
+	return f.change("add", Added, obj)
+}
+
+// Update queues an Updated change for obj, as Add does.
+func (f *DeltaFIFO) Update(obj interface{}) error {
+	return f.change("update", Updated, obj)
+}
+
+func (f *DeltaFIFO) change(op string, t DeltaType, obj interface{}) error {
+	key, out, err := f.stage(obj)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sync.markPopulated()
+	if err != nil {
+		return fmt.Errorf("delta fifo %s: %w", op, err)
+	}
+	f.recordLocked(key, Delta{Type: t, Object: out})
+	return nil
+}
+
+// Delete queues a Deleted change for obj, unless its key is neither queued
+// nor (with KnownObjects) known: that deletion was already reported, by a
+// Replace for instance, and is ignored. obj may be a
+// DeletedFinalStateUnknown. A failed lookup in KnownObjects keeps the
+// deletion rather than risk losing it.
+func (f *DeltaFIFO) Delete(obj interface{}) error {
+	key, err := f.KeyOf(obj)
+	if err != nil {
+		return fmt.Errorf("delta fifo delete: %w", KeyError{Obj: obj, Err: err})
+	}
+	out, transformErr := f.transform(key, obj)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sync.markPopulated()
+	if !f.knownLocked(key) {
+		return nil
+	}
+	if transformErr != nil {
+		return fmt.Errorf("delta fifo delete: %w", transformErr)
+	}
+	f.recordLocked(key, Delta{Type: Deleted, Object: out})
+	return nil
+}
+
+// knownLocked reports whether key has pending changes or, with
+// KnownObjects, is held there (or the lookup failed). The caller holds f.mu.
+func (f *DeltaFIFO) knownLocked(key string) bool {
+	if f.book.has(key) {
+		return true
+	}
+	if f.knownObjects == nil {
+		return false
+	}
+	_, exists, err := f.knownObjects.GetByKey(key)
+	return exists || err != nil
+}
+
+// Replace queues a Replaced change (Sync unless EmitDeltaTypeReplaced) for
+// every object of list, in list order, then a Deleted change carrying a
+// DeletedFinalStateUnknown for every key that is missing from list but is
+// queued (in queue order) or, with KnownObjects, known (in the store's
+// order). The tombstone carries the newest queued object of the key, else
+// the known object, else nil. The resource version is ignored.
+//
+// Keys and transforms are computed before anything is queued, so an error
+// leaves the queue unchanged. The first Replace before any Add, Update or
+// Delete fixes the items the initial sync waits for: everything queued
+// when it returns.
+func (f *DeltaFIFO) Replace(list []interface{}, _ string) error {
+	staged, err := stageAll(list, f.stage)
+	if err != nil {
+		return fmt.Errorf("delta fifo replace: %w", err)
+	}
+	action := Sync
+	if f.emitDeltaTypeReplaced {
+		action = Replaced
+	}
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	listed := make(map[string]struct{}, len(staged))
+	for _, s := range staged {
+		listed[s.key] = struct{}{}
+		f.recordLocked(s.key, Delta{Type: action, Object: s.obj})
+	}
+	f.recordMissingLocked(listed)
+	f.sync.firstReplace(f.book.len())
+	return nil
+}
+
+// recordMissingLocked queues the deletions Replace infers: every key queued
+// or known but absent from listed gets a DeletedFinalStateUnknown. The
+// caller holds f.mu.
+func (f *DeltaFIFO) recordMissingLocked(listed map[string]struct{}) {
+	// Recording a change for a queued key does not reorder the queue, so
+	// indexing the queue while recording is safe.
+	for i, n := 0, f.book.len(); i < n; i++ {
+		key := f.book.keyAt(i)
+		if _, ok := listed[key]; ok {
+			continue
+		}
+		tombstone := DeletedFinalStateUnknown{Key: key, Obj: tombstoneState(f.book.newest(key))}
+		f.recordLocked(key, Delta{Type: Deleted, Object: tombstone})
+	}
+	if f.knownObjects == nil {
+		return
+	}
+	for _, key := range f.knownObjects.ListKeys() {
+		if _, ok := listed[key]; ok || f.book.has(key) {
+			continue
+		}
+		tombstone := DeletedFinalStateUnknown{Key: key, Obj: lastKnownState(f.logger, f.knownObjects, key)}
+		f.recordLocked(key, Delta{Type: Deleted, Object: tombstone})
+	}
+}
+
+// Resync queues a Sync change for every object of KnownObjects whose key has
+// no pending change: a pending change is newer than the known state. It does
+// nothing without KnownObjects. Known objects are queued as they are, not
+// transformed again. An object whose key cannot be computed stops the
+// resync with a KeyError; the objects queued before it stay queued.
+func (f *DeltaFIFO) Resync() error {
+	if f.knownObjects == nil {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, knownKey := range f.knownObjects.ListKeys() {
+		obj, ok := knownObjectForSync(f.logger, f.knownObjects, knownKey)
+		if !ok {
+			continue
+		}
+		key, err := f.KeyOf(obj)
+		if err != nil {
+			return fmt.Errorf("delta fifo resync: %w", KeyError{Obj: obj, Err: err})
+		}
+		if f.book.has(key) {
+			continue
+		}
+		f.recordLocked(key, Delta{Type: Sync, Object: obj})
+	}
+	return nil
+}
+
+// Pop waits until a key is queued or the queue is closed, removes the
+// oldest key and calls process with its Deltas, which it then returns with
+// process's error. Once the queue is closed and empty, Pop returns
+// ErrFIFOClosed.
+//
+// process runs with the queue's lock held. Consumers rely on this to keep
+// KnownObjects in step with the queue: no Add, Replace or Resync can slip
+// between popping a key and recording its changes in the store. The price is
+// that process must not call this queue (it would deadlock) and that a slow
+// process blocks producers; slow processing with a backlog is logged. A
+// panic in process is recovered, logged and returned as an error; the
+// popped changes are dropped as with any error. isInInitialList is true
+// while the initial sync is not over; the sync ends once process returned
+// for the last item of the first Replace.
+func (f *DeltaFIFO) Pop(process PopProcessFunc) (interface{}, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for f.book.len() == 0 {
+		if f.closed {
+			return nil, ErrFIFOClosed
+		}
+		f.cond.Wait()
+	}
+	isInInitialList := !f.sync.synced()
+	key, deltas := f.book.popOldest()
+	f.sync.take(1)
+	var item interface{} = deltas // boxed once for process and the result
+	depth := f.book.len()
+	var start time.Time
+	if depth > slowDepth {
+		start = f.clock.Now()
+	}
+	err := callProcess(f.logger, func() error { return process(item, isInInitialList) })
+	if depth > slowDepth {
+		reportSlowProcessing(f.logger, key, 1, depth, f.clock.Since(start))
+	}
+	f.sync.settle()
+	return item, err
+}
+
+// Close wakes every waiting Pop; Pop returns ErrFIFOClosed once the queued
+// keys are drained. Producers may still add changes.
+func (f *DeltaFIFO) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	f.cond.Broadcast()
+}
+
+// IsClosed reports whether Close was called.
+func (f *DeltaFIFO) IsClosed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed
+}
+
+// HasSynced reports whether the initial sync is over: every item of the
+// first Replace was popped and processed, or an Add, Update or Delete came
+// before any Replace.
+func (f *DeltaFIFO) HasSynced() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sync.synced()
+}
+
+// HasSyncedChecker returns a DoneChecker, named after the queue, that is
+// done when HasSynced turns true.
+func (f *DeltaFIFO) HasSyncedChecker() DoneChecker { return f.checker }
+
+// Name returns the queue's name.
+func (f *DeltaFIFO) Name() string { return f.name }
+
+// Done returns a channel closed when HasSynced turns true.
+func (f *DeltaFIFO) Done() <-chan struct{} { return f.checker.done }

@@ -1,5 +1,17 @@
 package cache
 
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/klog/v2"
+)
+
 // DoneChecker watches an activity that finishes once, such as an initial
 // sync.
 type DoneChecker interface {
@@ -18,4 +30,263 @@ func IsDone(checker DoneChecker) bool {
 	default:
 		return false
 	}
+}
+
+// isClosed reports, without blocking, whether ch is closed (or has a value
+// ready, which a Done channel never has).
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// InformerSynced reports whether a cache has been filled with its initial
+// state. Once it returned true it keeps returning true. A shared informer's
+// HasSynced, and a handler registration's, are InformerSynced functions.
+type InformerSynced func() bool
+
+// syncedPollPeriod is how often WaitForCacheSync asks its InformerSynced
+// functions again.
+const syncedPollPeriod = 100 * time.Millisecond
+
+// WaitForCacheSync blocks until every cacheSyncs function reports true, and
+// then returns true, or until stopCh is closed, and then returns false. The
+// functions are asked at once and then every 100ms, in order, stopping at
+// the first that is not synced yet; nil entries are skipped. If all are
+// synced at the first try, the result is true even with stopCh closed.
+//
+// WaitForNamedCacheSync adds logging; WaitFor waits without polling.
+func WaitForCacheSync(stopCh <-chan struct{}, cacheSyncs ...InformerSynced) bool {
+	return pollUntilSynced(stopCh, syncedPollPeriod, cacheSyncs)
+}
+
+// WaitForNamedCacheSync is WaitForCacheSync that logs, with
+// klog.Background() and the key "controller", that controllerName waits for
+// its caches and how that ended. Code with a context should use
+// WaitForNamedCacheSyncWithContext.
+func WaitForNamedCacheSync(controllerName string, stopCh <-chan struct{}, cacheSyncs ...InformerSynced) bool {
+	logger := klog.Background().WithValues("controller", controllerName)
+	return waitForCacheSyncLogged(klog.NewContext(context.Background(), logger), stopCh, cacheSyncs)
+}
+
+// WaitForNamedCacheSyncWithContext is WaitForCacheSync, stopped by ctx, that
+// logs at V(0) with klog.FromContext(ctx) that it waits and how that ended;
+// the logger's name and values tell who waits. To log less, store a logger
+// with a higher verbosity in ctx, e.g.
+// klog.NewContext(ctx, klog.FromContext(ctx).V(4)).
+func WaitForNamedCacheSyncWithContext(ctx context.Context, cacheSyncs ...InformerSynced) bool {
+	return waitForCacheSyncLogged(ctx, ctx.Done(), cacheSyncs)
+}
+
+// waitForCacheSyncLogged is the logging wait shared by the named forms;
+// ctx provides the logger, stopCh ends the wait.
+func waitForCacheSyncLogged(ctx context.Context, stopCh <-chan struct{}, cacheSyncs []InformerSynced) bool {
+	logger := klog.FromContext(ctx)
+	logger.Info("Waiting for caches to sync")
+	if !pollUntilSynced(stopCh, syncedPollPeriod, cacheSyncs) {
+		// Reported through apimachinery's error handlers, so that programs
+		// which hook those see it like any other unhandled error.
+		utilruntime.HandleErrorWithContext(ctx, nil, "Unable to sync caches")
+		return false
+	}
+	logger.Info("Caches are synced")
+	return true
+}
+
+// pollUntilSynced asks cacheSyncs at once and then every period until all
+// are synced (true) or stopCh is closed (false). A tick that races with
+// stopCh loses: no function is asked once stopCh is seen closed.
+func pollUntilSynced(stopCh <-chan struct{}, period time.Duration, cacheSyncs []InformerSynced) bool {
+	if allSynced(cacheSyncs) {
+		return true
+	}
+	ticker := time.NewTicker(period)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-stopCh:
+			return false
+		case <-ticker.C:
+		}
+		select {
+		case <-stopCh:
+			return false
+		default:
+		}
+		if allSynced(cacheSyncs) {
+			return true
+		}
+	}
+}
+
+// allSynced asks each non-nil function in order and stops at the first that
+// is not synced.
+func allSynced(cacheSyncs []InformerSynced) bool {
+	for _, synced := range cacheSyncs {
+		if synced != nil && !synced() {
+			return false
+		}
+	}
+	return true
+}
+
+// WaitFor blocks until every checker is done, then returns true, or until
+// ctx ends, then returns false unless every checker turned out to be done
+// by then. It does not poll: it wakes up as each checker's Done channel
+// closes, so under testing/synctest it finishes without moving the fake
+// clock. Nil checkers count as done. WaitFor starts no goroutine.
+//
+// When what is not empty, WaitFor logs with klog.FromContext(ctx) at V(0),
+// the lines attributed to its caller: "Waiting" when it starts, "Done
+// waiting" with the checker's Name as each finishes, and, if ctx ended
+// first, "Timed out waiting" with context.Cause(ctx) and the sorted names of
+// the checkers that were not done. To log less, store a logger with a higher
+// verbosity in ctx.
+func WaitFor(ctx context.Context, what string, checkers ...DoneChecker) bool {
+	logger := klog.FromContext(ctx)
+	markHelper := func() {}
+	if what != "" {
+		markHelper, logger = logger.WithCallStackHelper()
+		markHelper()
+		logger.Info("Waiting", "for", what)
+	}
+	logDone := func(checker DoneChecker) {
+		if what != "" {
+			markHelper()
+			logger.Info("Done waiting", "for", what, "instance", checker.Name())
+		}
+	}
+
+	pending := newPendingCheckers(checkers)
+	for pending.len() > 0 {
+		finished, ok := pending.awaitNext(ctx.Done())
+		if !ok {
+			break
+		}
+		logDone(finished)
+	}
+	// ctx ended, or nothing is pending. A checker may have finished at the
+	// same moment as ctx: look once more before calling it late.
+	for _, finished := range pending.removeDone() {
+		logDone(finished)
+	}
+	if pending.len() == 0 {
+		return true
+	}
+	if what != "" {
+		markHelper()
+		logger.Info("Timed out waiting", "for", what, "cause", context.Cause(ctx), "instances", pending.sortedNames())
+	}
+	return false
+}
+
+// pendingCheckers is the set of checkers WaitFor still waits for, with
+// their Done channels fetched once. It is used by one goroutine.
+type pendingCheckers struct {
+	checkers []DoneChecker
+	// dones[i] is checkers[i].Done().
+	dones []<-chan struct{}
+}
+
+func newPendingCheckers(checkers []DoneChecker) *pendingCheckers {
+	p := &pendingCheckers{
+		checkers: make([]DoneChecker, 0, len(checkers)),
+		dones:    make([]<-chan struct{}, 0, len(checkers)),
+	}
+	for _, checker := range checkers {
+		if checker == nil {
+			continue
+		}
+		p.checkers = append(p.checkers, checker)
+		p.dones = append(p.dones, checker.Done())
+	}
+	return p
+}
+
+func (p *pendingCheckers) len() int {
+	return len(p.checkers)
+}
+
+// awaitNext blocks until one checker is done, removes and returns it, or
+// until stop is closed, and then returns false. The number of checkers is
+// not known at compile time, hence reflect.Select.
+func (p *pendingCheckers) awaitNext(stop <-chan struct{}) (DoneChecker, bool) {
+	cases := make([]reflect.SelectCase, 0, len(p.dones)+1)
+	cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(stop)})
+	for _, done := range p.dones {
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(done)})
+	}
+	chosen, _, _ := reflect.Select(cases)
+	if chosen == 0 {
+		return nil, false
+	}
+	return p.remove(chosen - 1), true
+}
+
+// removeDone removes and returns, without blocking, the checkers that are
+// done.
+func (p *pendingCheckers) removeDone() []DoneChecker {
+	var done []DoneChecker
+	for i := 0; i < len(p.checkers); {
+		if isClosed(p.dones[i]) {
+			done = append(done, p.remove(i))
+			continue
+		}
+		i++
+	}
+	return done
+}
+
+// remove drops the i-th checker and returns it.
+func (p *pendingCheckers) remove(i int) DoneChecker {
+	checker := p.checkers[i]
+	p.checkers = slices.Delete(p.checkers, i, i+1)
+	p.dones = slices.Delete(p.dones, i, i+1)
+	return checker
+}
+
+func (p *pendingCheckers) sortedNames() []string {
+	names := make([]string, len(p.checkers))
+	for i, checker := range p.checkers {
+		names[i] = checker.Name()
+	}
+	slices.Sort(names)
+	return names
+}
+
+// SyncResult summarizes how waiting for a set of informers' caches ended,
+// as informer factories report it. Err is nil when every cache synced;
+// otherwise it is why the wait stopped (the context's cause). Synced tells,
+// per informer object type, whether that informer synced.
+//
+// An informer being synced says nothing about its event handlers: code that
+// needs its handlers to have seen the initial state waits for each
+// registration's HasSyncedChecker as well.
+type SyncResult struct {
+	Err error
+
+	Synced map[reflect.Type]bool
+}
+
+// AsError returns nil when every cache synced. Otherwise it returns an error
+// naming the unsynced types in sorted order and wrapping Err, so that
+// errors.Is(err, context.DeadlineExceeded) and the like work.
+func (c SyncResult) AsError() error {
+	if c.Err == nil {
+		return nil
+	}
+	var unsynced []string
+	for typ, synced := range c.Synced {
+		if !synced {
+			unsynced = append(unsynced, typ.String())
+		}
+	}
+	if len(unsynced) == 0 {
+		return fmt.Errorf("wait for cache sync: %w", c.Err)
+	}
+	slices.Sort(unsynced)
+	return fmt.Errorf("wait for cache sync: not synced: %s: %w", strings.Join(unsynced, ", "), c.Err)
 }

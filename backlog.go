@@ -1,0 +1,235 @@
+package cache
+
+// This file holds the lock-free core of a listener's pending notifications:
+// an ordered queue that, once it grows past a limit, merges the pending
+// notifications of each object, so its size is bounded by the number of
+// distinct objects instead of the number of events.
+
+// notificationKind tells which handler method a notification calls.
+type notificationKind uint8
+
+const (
+	notifyAdd notificationKind = iota + 1
+	notifyUpdate
+	notifyDelete
+)
+
+// notification is one call to make on a handler: OnAdd(newObj,
+// initialList), OnUpdate(oldObj, newObj) or OnDelete(oldObj).
+type notification struct {
+	kind        notificationKind
+	oldObj      interface{}
+	newObj      interface{}
+	initialList bool
+}
+
+func addNotification(obj interface{}, initialList bool) notification {
+	return notification{kind: notifyAdd, newObj: obj, initialList: initialList}
+}
+
+func updateNotification(oldObj, newObj interface{}) notification {
+	return notification{kind: notifyUpdate, oldObj: oldObj, newObj: newObj}
+}
+
+func deleteNotification(obj interface{}) notification {
+	return notification{kind: notifyDelete, oldObj: obj}
+}
+
+// pendingEntry is a slot of the backlog: normally one notification; after
+// merging, the notifications of one object that remain (at most a delete
+// followed by an add or update, when an object was deleted and created
+// again). An entry whose notifications cancelled out has none and is
+// skipped.
+type pendingEntry struct {
+	key   string
+	first notification
+	// second, when set, follows first: only ever after a delete.
+	second *notification
+	// gone marks an entry whose notifications cancelled out.
+	gone bool
+}
+
+// backlog is the ordered queue of a listener's pending notifications. It is
+// not safe for concurrent use; the listener guards it with its mutex.
+//
+// Invariants: entries are in arrival order of each object's oldest pending
+// change; while merging is on (byKey != nil), byKey holds the newest live
+// entry of every key in entries, and notifications of one object are merged
+// only into that entry, so each object's changes are still delivered in
+// order. Objects without a key are never merged.
+type backlog struct {
+	entries []pendingEntry
+	// head is the index of the next entry to deliver.
+	head int
+	// limit is the size past which merging starts; 0 means never.
+	limit int
+	// byKey indexes live entries by object key while merging is on.
+	byKey map[string]int
+	// live counts entries not yet delivered and not gone.
+	live int
+	// merged counts notifications absorbed into earlier ones, ever.
+	merged uint64
+	// cancelledInitial counts initial-list adds that vanished with a later
+	// delete and will never be delivered, ever. The sync tracker must count
+	// them as processed.
+	cancelledInitial uint64
+}
+
+// keyFor names an object for merging; "" when it has none.
+func keyFor(n notification) string {
+	obj := n.newObj
+	if n.kind == notifyDelete {
+		obj = n.oldObj
+	}
+	key, err := DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return ""
+	}
+	return key
+}
+
+// push appends n, merging it into the object's pending entry when merging
+// is on.
+func (b *backlog) push(n notification) {
+	if b.limit > 0 && b.byKey == nil && b.live >= b.limit {
+		b.startMerging()
+	}
+	if b.byKey != nil {
+		key := keyFor(n)
+		if key != "" {
+			if at, ok := b.byKey[key]; ok && b.absorb(&b.entries[at], n) {
+				b.merged++
+				return
+			}
+			b.byKey[key] = len(b.entries)
+		}
+		b.entries = append(b.entries, pendingEntry{key: key, first: n})
+		b.live++
+		return
+	}
+	b.entries = append(b.entries, pendingEntry{first: n})
+	b.live++
+}
+
+// startMerging indexes the live entries by key. When one key has several
+// entries, the newest is indexed and older ones stay as they are: merging
+// only ever appends to the newest, which keeps per-object order.
+func (b *backlog) startMerging() {
+	b.byKey = make(map[string]int, b.live)
+	for i := b.head; i < len(b.entries); i++ {
+		e := &b.entries[i]
+		if e.gone {
+			continue
+		}
+		e.key = keyFor(e.first)
+		if e.key != "" {
+			b.byKey[e.key] = i
+		}
+	}
+}
+
+// absorb merges n into e, the object's newest pending entry, and reports
+// whether it could. The rules keep what a handler needs to reach the same
+// state: the oldest old object, the newest new object, adds that a delete
+// cancels vanish, and a delete of something the handler saw always stays.
+func (b *backlog) absorb(e *pendingEntry, n notification) bool {
+	last := &e.first
+	if e.second != nil {
+		last = e.second
+	}
+	if last.kind == notifyDelete && n.kind != notifyDelete {
+		// The object was created again after a delete the handler must
+		// see: keep both, unless a re-creation is already pending.
+		if e.second != nil {
+			return false
+		}
+		second := n
+		e.second = &second
+		return true
+	}
+	if n.kind == notifyAdd && n.initialList {
+		// The initial-list add is folded away and will not be delivered
+		// as itself: the sync tracker must count it as processed.
+		b.cancelledInitial++
+	}
+	switch {
+	case n.kind == notifyDelete && last.kind == notifyDelete:
+		// Two deletes in a row: keep the later one, unless it only knows
+		// less (a tombstone where a real final object was known).
+		if _, tombstone := n.oldObj.(DeletedFinalStateUnknown); !tombstone {
+			last.oldObj = n.oldObj
+		}
+	case n.kind != notifyDelete:
+		// add+update stays an add of the newest; update+update keeps the
+		// oldest old object; an add without a delete in between (a
+		// re-list) folds into the newest state too.
+		last.newObj = n.newObj
+	case last.kind == notifyAdd:
+		// add then delete: the handler never saw the object.
+		b.dropLast(e)
+	default:
+		// update then delete: deliver the delete with the newest state.
+		*last = n
+	}
+	return true
+}
+
+// dropLast removes e's last notification (an add cancelled by a delete).
+func (b *backlog) dropLast(e *pendingEntry) {
+	last := e.first
+	if e.second != nil {
+		last = *e.second
+		e.second = nil
+	} else {
+		e.gone = true
+		b.live--
+		delete(b.byKey, e.key)
+	}
+	if last.initialList {
+		b.cancelledInitial++
+	}
+}
+
+// pop removes and returns the next entry's notifications (one or two).
+// ok is false when nothing is pending.
+func (b *backlog) pop() (first notification, second *notification, ok bool) {
+	for b.head < len(b.entries) {
+		e := b.entries[b.head]
+		b.entries[b.head] = pendingEntry{} // let the objects be collected
+		b.head++
+		if e.gone {
+			continue
+		}
+		b.live--
+		if b.byKey != nil && e.key != "" && b.byKey[e.key] == b.head-1 {
+			delete(b.byKey, e.key)
+		}
+		b.compact()
+		return e.first, e.second, true
+	}
+	b.compact()
+	return notification{}, nil, false
+}
+
+// compact reclaims delivered slots, and turns merging off once the backlog
+// has drained below half the limit.
+func (b *backlog) compact() {
+	if b.head == len(b.entries) {
+		b.entries = b.entries[:0]
+		b.head = 0
+	} else if b.head > 1024 && b.head*2 > len(b.entries) {
+		n := copy(b.entries, b.entries[b.head:])
+		clear(b.entries[n:])
+		b.entries = b.entries[:n]
+		for key, at := range b.byKey {
+			b.byKey[key] = at - b.head
+		}
+		b.head = 0
+	}
+	if b.byKey != nil && b.live*2 < b.limit {
+		b.byKey = nil
+	}
+}
+
+// len returns the number of pending entries to deliver.
+func (b *backlog) len() int { return b.live }

@@ -1,0 +1,521 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// Config is what New needs: a queue, a ListerWatcher to fill it, and a
+// function to process what is popped.
+type Config struct {
+	// Queue receives what the reflector lists and watches.
+	Queue
+
+	// ListerWatcher lists and watches the resource.
+	ListerWatcher
+
+	// Process handles one popped item.
+	Process ProcessFunc
+
+	// ProcessBatch, if set, handles batches when the queue supports them
+	// (and the InOrderInformersBatchProcess gate is on).
+	ProcessBatch ProcessBatchFunc
+
+	// ObjectType is an example of the watched objects.
+	ObjectType runtime.Object
+
+	// ObjectDescription names the watched type in logs.
+	ObjectDescription string
+
+	// FullResyncPeriod is how often ShouldResync is asked; zero disables.
+	FullResyncPeriod time.Duration
+
+	// MinWatchTimeout is the lower bound of a watch's server-side timeout.
+	MinWatchTimeout time.Duration
+
+	// ShouldResync says whether a due resync should happen; nil means yes.
+	ShouldResync ShouldResyncFunc
+
+	// WatchErrorHandler is told about list and watch errors.
+	WatchErrorHandler WatchErrorHandler
+
+	// WatchErrorHandlerWithContext is the context-aware form; used when
+	// WatchErrorHandler is nil.
+	WatchErrorHandlerWithContext WatchErrorHandlerWithContext
+
+	// WatchListPageSize is the reflector's list page size; zero lets the
+	// reflector choose.
+	WatchListPageSize int64
+}
+
+// ShouldResyncFunc says whether a due resync should happen.
+type ShouldResyncFunc func() bool
+
+// ProcessFunc handles one popped item.
+type ProcessFunc func(obj interface{}, isInInitialList bool) error
+
+// Controller runs a reflector into a queue and pops the queue into a
+// process function.
+type Controller interface {
+	// RunWithContext runs until ctx ends.
+	RunWithContext(ctx context.Context)
+
+	// Run runs until stopCh closes.
+	Run(stopCh <-chan struct{})
+
+	// HasSynced reports whether the queue delivered its first full list.
+	HasSynced() bool
+
+	// HasSyncedChecker returns a DoneChecker for HasSynced.
+	HasSyncedChecker() DoneChecker
+
+	// LastSyncResourceVersion returns the reflector's last observed
+	// resource version, or "" before Run.
+	LastSyncResourceVersion() string
+}
+
+// New returns a Controller for c. The config is copied.
+func New(c *Config) Controller {
+	return newController(c, clock.RealClock{})
+}
+
+func newController(c *Config, clk clock.Clock) *controller {
+	return &controller{
+		config:   *c,
+		clock:    clk,
+		batching: featureEnabled(featureInOrderInformersBatchProcess),
+	}
+}
+
+// controller is the Controller.
+type controller struct {
+	config Config
+	clock  clock.Clock
+	// batching follows the InOrderInformersBatchProcess gate, read at
+	// construction.
+	batching bool
+
+	// mu guards reflector.
+	mu        sync.RWMutex
+	reflector *Reflector
+}
+
+// Run runs until stopCh closes.
+func (c *controller) Run(stopCh <-chan struct{}) {
+	c.RunWithContext(wait.ContextForChannel(stopCh))
+}
+
+// RunWithContext starts the reflector and pops the queue until ctx ends;
+// then it closes the queue and returns once both stopped.
+func (c *controller) RunWithContext(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	r := NewReflectorWithOptions(c.config.ListerWatcher, c.config.ObjectType, c.config.Queue, ReflectorOptions{
+		Logger:          &logger,
+		ResyncPeriod:    c.config.FullResyncPeriod,
+		MinWatchTimeout: c.config.MinWatchTimeout,
+		TypeDescription: c.config.ObjectDescription,
+		Clock:           c.clock,
+	})
+	r.ShouldResync = c.config.ShouldResync
+	r.WatchListPageSize = c.config.WatchListPageSize
+	switch {
+	case c.config.WatchErrorHandler != nil:
+		h := c.config.WatchErrorHandler
+		r.watchErrorHandler = func(_ context.Context, r *Reflector, err error) { h(r, err) }
+	case c.config.WatchErrorHandlerWithContext != nil:
+		r.watchErrorHandler = c.config.WatchErrorHandlerWithContext
+	}
+	c.mu.Lock()
+	c.reflector = r
+	c.mu.Unlock()
+
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		<-ctx.Done()
+		c.config.Queue.Close()
+	})
+	wg.Go(func() { r.RunWithContext(ctx) })
+	c.processLoop(ctx)
+	wg.Wait()
+}
+
+// HasSynced reports whether the queue delivered its first full list.
+func (c *controller) HasSynced() bool { return c.config.Queue.HasSynced() }
+
+// HasSyncedChecker returns the queue's DoneChecker.
+func (c *controller) HasSyncedChecker() DoneChecker { return c.config.Queue.HasSyncedChecker() }
+
+// LastSyncResourceVersion returns the reflector's last observed version.
+func (c *controller) LastSyncResourceVersion() string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.reflector == nil {
+		return ""
+	}
+	return c.reflector.LastSyncResourceVersion()
+}
+
+// processLoop pops until the queue closes or ctx ends. A process error is
+// logged; the item is not retried (the queue moved on), as in the
+// reference.
+func (c *controller) processLoop(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	batchQueue, canBatch := c.config.Queue.(QueueWithBatch)
+	canBatch = canBatch && c.batching && c.config.ProcessBatch != nil
+	for ctx.Err() == nil {
+		var err error
+		if canBatch {
+			err = batchQueue.PopBatch(c.config.ProcessBatch, PopProcessFunc(c.config.Process))
+		} else {
+			_, err = c.config.Queue.Pop(PopProcessFunc(c.config.Process))
+		}
+		if errors.Is(err, ErrFIFOClosed) {
+			return
+		}
+		if err != nil {
+			logger.Error(err, "Processing a queued change failed", "type", c.config.ObjectDescription)
+		}
+	}
+}
+
+// isIndexFailure reports whether err only says that an object was stored
+// but left out of an index whose function failed: the change happened and
+// handlers must hear of it.
+func isIndexFailure(err error) bool {
+	var f indexFailure
+	return errors.As(err, &f)
+}
+
+// storeChange applies one change to the store. It reports whether the
+// change took place; an index failure counts as done and is returned with
+// it.
+func storeChange(apply func(interface{}) error, obj interface{}) (bool, error) {
+	err := apply(obj)
+	return err == nil || isIndexFailure(err), err
+}
+
+// processDeltas applies the deltas of one object to clientState and tells
+// handler, in order.
+func processDeltas(logger klog.Logger, handler ResourceEventHandler, clientState Store, deltas Deltas, isInInitialList bool, keyFunc KeyFunc) error {
+	var errs []error
+	for _, d := range deltas {
+		obj := d.Object
+		switch d.Type {
+		case ReplacedAll:
+			info, ok := obj.(ReplacedAllInfo)
+			if !ok {
+				return fmt.Errorf("processing %s delta: got %T, want ReplacedAllInfo", d.Type, obj)
+			}
+			if err := processReplacedAll(logger, handler, info, clientState, isInInitialList, keyFunc); err != nil {
+				errs = append(errs, err)
+			}
+		case SyncAll:
+			if _, ok := obj.(SyncAllInfo); !ok {
+				return fmt.Errorf("processing %s delta: got %T, want SyncAllInfo", d.Type, obj)
+			}
+			for _, cached := range clientState.List() {
+				handler.OnUpdate(cached, cached)
+			}
+		case Sync, Replaced, Added, Updated:
+			old, exists, err := clientState.Get(obj)
+			if err == nil && exists {
+				done, err := storeChange(clientState.Update, obj)
+				if err != nil {
+					errs = append(errs, err)
+				}
+				if done {
+					handler.OnUpdate(old, obj)
+				}
+				continue
+			}
+			done, err := storeChange(clientState.Add, obj)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if done {
+				handler.OnAdd(obj, isInInitialList)
+			}
+		case Deleted:
+			if err := clientState.Delete(obj); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			handler.OnDelete(obj)
+		case Bookmark:
+			info, ok := obj.(BookmarkInfo)
+			if !ok {
+				return fmt.Errorf("processing %s delta: got %T, want BookmarkInfo", d.Type, obj)
+			}
+			clientState.Bookmark(info.ResourceVersion)
+		default:
+			errs = append(errs, fmt.Errorf("processing delta: unknown type %q", d.Type))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// processReplacedAll replaces the store's content with a full list and
+// tells handler: a delete (as a DeletedFinalStateUnknown) for every cached
+// object missing from the list, then an update or add for every listed one.
+func processReplacedAll(logger klog.Logger, handler ResourceEventHandler, info ReplacedAllInfo, clientState Store, isInInitialList bool, keyFunc KeyFunc) error {
+	listed := make(map[string]struct{}, len(info.Objects))
+	previous := make([]interface{}, len(info.Objects))
+	for i, obj := range info.Objects {
+		key, err := keyFunc(obj)
+		if err != nil {
+			return fmt.Errorf("replacing the cache: %w", KeyError{Obj: obj, Err: err})
+		}
+		listed[key] = struct{}{}
+		if old, exists, err := clientState.GetByKey(key); err == nil && exists {
+			previous[i] = old
+		}
+	}
+	tombstones := replacementTombstones(logger, nil, clientState, listed)
+	err := clientState.Replace(info.Objects, info.ResourceVersion)
+	if err != nil && !isIndexFailure(err) {
+		return err
+	}
+	for _, t := range tombstones {
+		handler.OnDelete(t)
+	}
+	for i, obj := range info.Objects {
+		if previous[i] != nil {
+			handler.OnUpdate(previous[i], obj)
+		} else {
+			handler.OnAdd(obj, isInInitialList)
+		}
+	}
+	return err
+}
+
+// processDeltasInBatch applies a batch of single-object deltas in one store
+// transaction, then tells handler about each applied change, in order.
+func processDeltasInBatch(logger klog.Logger, handler ResourceEventHandler, clientState Store, deltas []Delta, isInInitialList bool, keyFunc KeyFunc) error {
+	txStore, ok := clientState.(TransactionStore)
+	if !ok {
+		var errs []error
+		for _, d := range deltas {
+			if err := processDeltas(logger, handler, clientState, Deltas{d}, isInInitialList, keyFunc); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	}
+	txns := make([]Transaction, 0, len(deltas))
+	notify := make([]notification, 0, len(deltas))
+	for _, d := range deltas {
+		obj := d.Object
+		switch d.Type {
+		case Sync, Replaced, Added, Updated:
+			if old, exists, err := clientState.Get(obj); err == nil && exists {
+				txns = append(txns, Transaction{Type: TransactionTypeUpdate, Object: obj})
+				notify = append(notify, updateNotification(old, obj))
+			} else {
+				txns = append(txns, Transaction{Type: TransactionTypeAdd, Object: obj})
+				notify = append(notify, addNotification(obj, isInInitialList))
+			}
+		case Deleted:
+			txns = append(txns, Transaction{Type: TransactionTypeDelete, Object: obj})
+			notify = append(notify, deleteNotification(obj))
+		default:
+			return fmt.Errorf("processing a batch: %s deltas cannot be batched", d.Type)
+		}
+	}
+	applied := make([]int, len(txns))
+	for i := range applied {
+		applied[i] = i
+	}
+	var err error
+	if terr := txStore.Transaction(txns...); terr != nil {
+		applied, err = terr.SuccessfulIndices, fmt.Errorf("processing a batch: %w", terr)
+	}
+	for _, i := range applied {
+		notifyHandler(handler, notify[i])
+	}
+	return err
+}
+
+// notifyHandler makes the call n describes.
+func notifyHandler(h ResourceEventHandler, n notification) {
+	switch n.kind {
+	case notifyAdd:
+		h.OnAdd(n.newObj, n.initialList)
+	case notifyUpdate:
+		h.OnUpdate(n.oldObj, n.newObj)
+	case notifyDelete:
+		h.OnDelete(n.oldObj)
+	}
+}
+
+// InformerOptions configures NewInformerWithOptions.
+type InformerOptions struct {
+	// Logger, if set, is used instead of klog.Background().
+	Logger *klog.Logger
+
+	// ListerWatcher lists and watches the resource. Required.
+	ListerWatcher ListerWatcher
+
+	// ObjectType is an example of the watched objects. Required.
+	ObjectType runtime.Object
+
+	// Handler is told about every change. Required.
+	Handler ResourceEventHandler
+
+	// ResyncPeriod, if not zero, is how often every cached object is
+	// handed to Handler again as an update.
+	ResyncPeriod time.Duration
+
+	// MinWatchTimeout is the lower bound of a watch's server-side timeout.
+	MinWatchTimeout time.Duration
+
+	// Indexers, if not nil, makes the returned Store an Indexer with them.
+	Indexers Indexers
+
+	// Transform is applied once to every object before it is stored.
+	Transform TransformFunc
+
+	// Identifier names the informer for its metrics.
+	Identifier InformerNameAndResource
+
+	// InformerMetricsProvider, if set, replaces the process-wide provider.
+	InformerMetricsProvider InformerMetricsProvider
+}
+
+// NewInformerWithOptions returns a store kept in sync with the server and
+// the controller that keeps it, calling options.Handler on every change.
+func NewInformerWithOptions(options InformerOptions) (Store, Controller) {
+	storeOpts := []StoreOption{WithStoreMetrics(options.Identifier, options.InformerMetricsProvider)}
+	var clientState Store
+	if options.Indexers == nil {
+		clientState = NewStore(DeletionHandlingMetaNamespaceKeyFunc, storeOpts...)
+	} else {
+		clientState = NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, options.Indexers, storeOpts...)
+	}
+	return clientState, newInformer(clientState, options)
+}
+
+// NewInformer is NewInformerWithOptions with a plain Store.
+func NewInformer(
+	lw ListerWatcher,
+	objType runtime.Object,
+	resyncPeriod time.Duration,
+	h ResourceEventHandler,
+) (Store, Controller) {
+	clientState := NewStore(DeletionHandlingMetaNamespaceKeyFunc)
+	return clientState, newInformer(clientState, InformerOptions{
+		ListerWatcher: lw, ObjectType: objType, Handler: h, ResyncPeriod: resyncPeriod,
+	})
+}
+
+// NewIndexerInformer is NewInformerWithOptions with an Indexer.
+func NewIndexerInformer(
+	lw ListerWatcher,
+	objType runtime.Object,
+	resyncPeriod time.Duration,
+	h ResourceEventHandler,
+	indexers Indexers,
+) (Indexer, Controller) {
+	clientState := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, indexers)
+	return clientState, newInformer(clientState, InformerOptions{
+		ListerWatcher: lw, ObjectType: objType, Handler: h, ResyncPeriod: resyncPeriod, Indexers: indexers,
+	})
+}
+
+// NewTransformingInformer is NewInformer with a transform.
+func NewTransformingInformer(
+	lw ListerWatcher,
+	objType runtime.Object,
+	resyncPeriod time.Duration,
+	h ResourceEventHandler,
+	transformer TransformFunc,
+) (Store, Controller) {
+	clientState := NewStore(DeletionHandlingMetaNamespaceKeyFunc)
+	return clientState, newInformer(clientState, InformerOptions{
+		ListerWatcher: lw, ObjectType: objType, Handler: h, ResyncPeriod: resyncPeriod, Transform: transformer,
+	})
+}
+
+// NewTransformingIndexerInformer is NewIndexerInformer with a transform.
+func NewTransformingIndexerInformer(
+	lw ListerWatcher,
+	objType runtime.Object,
+	resyncPeriod time.Duration,
+	h ResourceEventHandler,
+	indexers Indexers,
+	transformer TransformFunc,
+) (Indexer, Controller) {
+	clientState := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, indexers)
+	return clientState, newInformer(clientState, InformerOptions{
+		ListerWatcher: lw, ObjectType: objType, Handler: h, ResyncPeriod: resyncPeriod,
+		Indexers: indexers, Transform: transformer,
+	})
+}
+
+// NewNamespaceKeyedIndexerAndReflector returns an Indexer with a namespace
+// index and the Reflector that fills it directly, without a queue.
+func NewNamespaceKeyedIndexerAndReflector(lw ListerWatcher, expectedType interface{}, resyncPeriod time.Duration) (indexer Indexer, reflector *Reflector) {
+	indexer = NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+	return indexer, NewReflector(lw, expectedType, indexer, resyncPeriod)
+}
+
+// newInformer is the one place the NewInformer family builds a controller.
+func newInformer(clientState Store, options InformerOptions) Controller {
+	logger := klog.Background()
+	if options.Logger != nil {
+		logger = *options.Logger
+	}
+	handler := options.Handler
+	if handler == nil {
+		handler = ResourceEventHandlerFuncs{}
+	}
+	queue := newInformerQueue(logger, options.ObjectType, clientState, options.Transform, options.Identifier, options.InformerMetricsProvider)
+	return New(&Config{
+		Queue:            queue,
+		ListerWatcher:    options.ListerWatcher,
+		ObjectType:       options.ObjectType,
+		FullResyncPeriod: options.ResyncPeriod,
+		MinWatchTimeout:  options.MinWatchTimeout,
+		Process: func(obj interface{}, isInInitialList bool) error {
+			deltas, ok := obj.(Deltas)
+			if !ok {
+				return fmt.Errorf("processing: popped %T, want Deltas", obj)
+			}
+			return processDeltas(logger, handler, clientState, deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc)
+		},
+		ProcessBatch: func(deltas []Delta, isInInitialList bool) error {
+			return processDeltasInBatch(logger, handler, clientState, deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc)
+		},
+	})
+}
+
+// newInformerQueue picks the queue of an informer as the reference does
+// for the same gates: a RealFIFO (InOrderInformers is locked on); with
+// AtomicFIFO, replacements arrive whole and are reconciled with the store
+// by the controller, otherwise the queue reads the store as its known
+// objects.
+func newInformerQueue(logger klog.Logger, objectType any, clientState Store, transform TransformFunc, id InformerNameAndResource, metrics InformerMetricsProvider) Queue {
+	opts := RealFIFOOptions{
+		Logger:          &logger,
+		Name:            fmt.Sprintf("RealFIFO %T", objectType),
+		KeyFunction:     MetaNamespaceKeyFunc,
+		Transformer:     transform,
+		Identifier:      id,
+		MetricsProvider: metrics,
+	}
+	if featureEnabled(featureAtomicFIFO) {
+		opts.AtomicEvents = true
+		opts.UnlockWhileProcessing = featureEnabled(featureUnlockWhileProcessingFIFO)
+		opts.EmitDeltaTypeBookmark = true
+	} else {
+		opts.KnownObjects = clientState
+	}
+	return NewRealFIFOWithOptions(opts)
+}

@@ -1,0 +1,75 @@
+// Package cache is kcache: a drop-in replacement for client-go's
+// k8s.io/client-go/tools/cache, the informer cache Kubernetes controllers
+// run on. Change the import path and a controller compiles and behaves the
+// same; the exported API is client-go v0.37.2's, name for name.
+//
+// # Data flow
+//
+//	  API server
+//	      │  list (paginated, or one streaming watch) + watch
+//	      ▼
+//	ListerWatcher ──▶ Reflector ──▶ queue (RealFIFO; DeltaFIFO, FIFO on request)
+//	                                  │ Pop / PopBatch
+//	                                  ▼
+//	                             controller ──▶ Indexer (the cache: a map under a
+//	                                  │          RWMutex plus secondary indexes)
+//	                                  ▼
+//	                         shared processor ──▶ one listener per handler
+//	                                                 └─▶ OnAdd / OnUpdate / OnDelete
+//
+// A Reflector lists and watches one resource and writes every change to a
+// queue. The controller pops the queue, updates the Indexer, and hands each
+// change to the shared informer's processor, which queues it for every
+// registered handler. Each handler runs on its own goroutine and sees the
+// changes of each object in order.
+//
+// # Lock order
+//
+// Locks are only ever taken in this order, never the reverse:
+//
+//	sharedIndexInformer.mu → sharedIndexInformer.deliverMu → sharedProcessor.mu
+//	  → processorListener.mu
+//	queue lock → store (known objects) lock
+//
+// No lock of this package is held while a user's handler runs. Index
+// functions and transforms are computed before the store's write lock is
+// taken. Where the reference's contract makes the queue call the process
+// function under the queue lock (DeltaFIFO.Pop, RealFIFO without
+// UnlockWhileProcessing), the queue's doc comment says so.
+//
+// # Environment switches
+//
+// The same variables as client-go, read once per process:
+//
+//	KUBE_FEATURE_AtomicFIFO                   default true   replacements and resyncs reach the informer whole
+//	KUBE_FEATURE_InOrderInformers             locked true    informers use a RealFIFO
+//	KUBE_FEATURE_InOrderInformersBatchProcess default true   the controller pops in batches
+//	KUBE_FEATURE_InformerResourceVersion      default true
+//	KUBE_FEATURE_UnlockWhileProcessingFIFO    default true   the queue is unlocked while an item is processed
+//	KUBE_FEATURE_WatchListClient              default true   streaming lists (sendInitialEvents)
+//	KUBE_CACHE_MUTATION_DETECTOR              default false  detect handlers that modify cached objects
+//	KUBE_WATCHLIST_INCONSISTENCY_DETECTOR     default false  compare streamed lists with a plain list
+//
+// # Differences from client-go
+//
+// Getter: client-go's Getter is interface{ Get() *rest.Request }, which
+// names client-go's rest package; this package must not import client-go.
+// Here Getter is an empty interface, and NewListWatchFromClient checks by
+// reflection that the value has a Get method returning a request builder
+// with client-go's methods. Every caller that compiled against client-go
+// (clientset.CoreV1().RESTClient(), a *rest.RESTClient, rest.Interface)
+// compiles and works unchanged; a value of another shape makes the
+// ListWatch's List and Watch fail with an error naming what is missing.
+//
+// Bounded listener backlogs: client-go buffers notifications for a slow
+// handler without limit. Here, past SetListenerBacklogLimit
+// (DefaultListenerBacklogLimit by default) pending notifications of the
+// same object are merged: the oldest old object and the newest new object
+// are kept, an add followed by a delete vanishes, a delete is always
+// delivered. A stalled handler costs memory in proportion to the number of
+// objects, not of events.
+//
+// Bad input never panics: index functions, key functions, transforms and
+// handlers that fail or panic produce errors or logged, documented
+// outcomes, and the cache stays consistent.
+package cache

@@ -1,0 +1,524 @@
+package cache
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+)
+
+// ResourceEventHandler receives the changes an informer observes. Objects
+// passed to it are shared with the informer's cache and with every other
+// handler: they are read-only.
+//
+// One registration's methods are called one at a time, in the order the
+// changes happened, never concurrently with each other.
+//
+//   - OnAdd reports an object that appeared. isInInitialList is true when the
+//     object belongs to the state the informer found at start (or that an
+//     informer already held when the handler joined it), false when it
+//     appeared later.
+//   - OnUpdate reports an object that changed. oldObj is the state the
+//     cache held before, which is not necessarily the previous revision:
+//     several changes may have been merged. A relist or a periodic resync
+//     also calls OnUpdate, with an unchanged object.
+//   - OnDelete reports an object that went away. obj is the last state the
+//     cache knew, or a DeletedFinalStateUnknown when the deletion was only
+//     noticed by a relist; its Obj may then be stale.
+type ResourceEventHandler interface {
+	OnAdd(obj interface{}, isInInitialList bool)
+	OnUpdate(oldObj, newObj interface{})
+	OnDelete(obj interface{})
+}
+
+// ResourceEventHandlerFuncs is a ResourceEventHandler made of optional
+// functions: a nil function ignores its kind of event. AddFunc does not learn
+// whether an object came with the initial list; use
+// ResourceEventHandlerDetailedFuncs for that. The objects are read-only.
+type ResourceEventHandlerFuncs struct {
+	AddFunc    func(obj interface{})
+	UpdateFunc func(oldObj, newObj interface{})
+	DeleteFunc func(obj interface{})
+}
+
+var _ ResourceEventHandler = ResourceEventHandlerFuncs{}
+
+// OnAdd calls AddFunc, if set.
+func (r ResourceEventHandlerFuncs) OnAdd(obj interface{}, isInInitialList bool) {
+	if r.AddFunc != nil {
+		r.AddFunc(obj)
+	}
+}
+
+// OnUpdate calls UpdateFunc, if set.
+func (r ResourceEventHandlerFuncs) OnUpdate(oldObj, newObj interface{}) {
+	if r.UpdateFunc != nil {
+		r.UpdateFunc(oldObj, newObj)
+	}
+}
+
+// OnDelete calls DeleteFunc, if set.
+func (r ResourceEventHandlerFuncs) OnDelete(obj interface{}) {
+	if r.DeleteFunc != nil {
+		r.DeleteFunc(obj)
+	}
+}
+
+// eventFuncs lists the held functions, for naming the handler in logs.
+func (r ResourceEventHandlerFuncs) eventFuncs() []any {
+	return []any{r.AddFunc, r.UpdateFunc, r.DeleteFunc}
+}
+
+// ResourceEventHandlerDetailedFuncs is ResourceEventHandlerFuncs whose
+// AddFunc also receives isInInitialList, which a handler needs to tell when
+// it has seen the whole initial state. A nil function ignores its kind of
+// event. The objects are read-only.
+type ResourceEventHandlerDetailedFuncs struct {
+	AddFunc    func(obj interface{}, isInInitialList bool)
+	UpdateFunc func(oldObj, newObj interface{})
+	DeleteFunc func(obj interface{})
+}
+
+var _ ResourceEventHandler = ResourceEventHandlerDetailedFuncs{}
+
+// OnAdd calls AddFunc, if set.
+func (r ResourceEventHandlerDetailedFuncs) OnAdd(obj interface{}, isInInitialList bool) {
+	if r.AddFunc != nil {
+		r.AddFunc(obj, isInInitialList)
+	}
+}
+
+// OnUpdate calls UpdateFunc, if set.
+func (r ResourceEventHandlerDetailedFuncs) OnUpdate(oldObj, newObj interface{}) {
+	if r.UpdateFunc != nil {
+		r.UpdateFunc(oldObj, newObj)
+	}
+}
+
+// OnDelete calls DeleteFunc, if set.
+func (r ResourceEventHandlerDetailedFuncs) OnDelete(obj interface{}) {
+	if r.DeleteFunc != nil {
+		r.DeleteFunc(obj)
+	}
+}
+
+// eventFuncs lists the held functions, for naming the handler in logs.
+func (r ResourceEventHandlerDetailedFuncs) eventFuncs() []any {
+	return []any{r.AddFunc, r.UpdateFunc, r.DeleteFunc}
+}
+
+// FilteringResourceEventHandler forwards to Handler only the events about
+// objects FilterFunc accepts, so that Handler sees the filtered set as if it
+// were the whole collection:
+//
+//   - an add or a delete goes through when FilterFunc accepts its object;
+//   - an update whose old and new objects are both accepted stays an update;
+//   - an update to an object that starts being accepted becomes
+//     OnAdd(newObj, false);
+//   - an update to an object that stops being accepted becomes
+//     OnDelete(oldObj);
+//   - an update where neither object is accepted is dropped.
+//
+// FilterFunc must not modify the objects and should be cheap: it runs on
+// every event, twice for updates. A nil FilterFunc accepts everything; a nil
+// Handler drops everything.
+type FilteringResourceEventHandler struct {
+	FilterFunc func(obj interface{}) bool
+	Handler    ResourceEventHandler
+}
+
+var _ ResourceEventHandler = FilteringResourceEventHandler{}
+
+// OnAdd forwards the add if FilterFunc accepts obj.
+func (r FilteringResourceEventHandler) OnAdd(obj interface{}, isInInitialList bool) {
+	if r.Handler != nil && r.accepts(obj) {
+		r.Handler.OnAdd(obj, isInInitialList)
+	}
+}
+
+// OnUpdate forwards the update as an update, an add or a delete, depending
+// on which of the two objects FilterFunc accepts.
+func (r FilteringResourceEventHandler) OnUpdate(oldObj, newObj interface{}) {
+	if r.Handler == nil {
+		return
+	}
+	switch filteredUpdate(r.accepts(oldObj), r.accepts(newObj)) {
+	case updateStays:
+		r.Handler.OnUpdate(oldObj, newObj)
+	case updateBecomesAdd:
+		r.Handler.OnAdd(newObj, false)
+	case updateBecomesDelete:
+		r.Handler.OnDelete(oldObj)
+	}
+}
+
+// OnDelete forwards the delete if FilterFunc accepts obj, which may be a
+// DeletedFinalStateUnknown.
+func (r FilteringResourceEventHandler) OnDelete(obj interface{}) {
+	if r.Handler != nil && r.accepts(obj) {
+		r.Handler.OnDelete(obj)
+	}
+}
+
+func (r FilteringResourceEventHandler) accepts(obj interface{}) bool {
+	return r.FilterFunc == nil || r.FilterFunc(obj)
+}
+
+// wrappedHandler returns the handler events are forwarded to, for naming
+// this handler in logs after it.
+func (r FilteringResourceEventHandler) wrappedHandler() any {
+	return r.Handler
+}
+
+// updateOutcome is what a filtering handler makes of an update.
+type updateOutcome int
+
+const (
+	updateDropped updateOutcome = iota
+	updateStays
+	updateBecomesAdd
+	updateBecomesDelete
+)
+
+// filteredUpdate decides what an update turns into once a filter has been
+// applied to the object's old and new states. Both filtering handlers share
+// it, so the untyped and typed forms cannot drift apart.
+func filteredUpdate(oldAccepted, newAccepted bool) updateOutcome {
+	switch {
+	case oldAccepted && newAccepted:
+		return updateStays
+	case newAccepted:
+		return updateBecomesAdd
+	case oldAccepted:
+		return updateBecomesDelete
+	default:
+		return updateDropped
+	}
+}
+
+// Object is what a typed handler needs from T: a name and a namespace (empty
+// for cluster-scoped objects), like every Kubernetes API type has through its
+// ObjectMeta. T is comparable so that its zero value (a nil pointer, for API
+// types) can stand for "no object".
+type Object interface {
+	comparable
+
+	GetName() string
+	GetNamespace() string
+}
+
+// DeletedObject describes a deleted object to a typed handler.
+//
+// FinalStateUnknown is nil when OptionalObj is the object's last state as
+// the informer saw it deleted. It is set when the deletion was only inferred
+// from a relist: its Key is then the one reliable fact, and OptionalObj is
+// the last state the cache knew (possibly stale) or, if none of type T was
+// known, the zero value of T.
+//
+// GetKey, GetObjectName, GetName and GetNamespace work in every case, so a
+// handler can log a DeletedObject with klog.KObj or key a work queue with
+// it without looking at which fields are set. OptionalObj is read-only.
+type DeletedObject[T Object] struct {
+	OptionalObj T
+
+	FinalStateUnknown *DeletedFinalStateUnknown
+}
+
+// GetObjectName returns the namespace and name of the deleted object. With a
+// tombstone they come from its Key: the part before the first slash is the
+// namespace, all the rest is the name, and a key without a slash is a
+// cluster-scoped name. Without a tombstone they come from OptionalObj; a
+// zero OptionalObj yields an empty ObjectName.
+func (d DeletedObject[T]) GetObjectName() ObjectName {
+	if d.FinalStateUnknown != nil {
+		return objectNameFromKey(d.FinalStateUnknown.Key)
+	}
+	return typedObjectName(d.OptionalObj)
+}
+
+// GetName returns the name part of GetObjectName.
+func (d DeletedObject[T]) GetName() string {
+	return d.GetObjectName().Name
+}
+
+// GetNamespace returns the namespace part of GetObjectName, empty for a
+// cluster-scoped object.
+func (d DeletedObject[T]) GetNamespace() string {
+	return d.GetObjectName().Namespace
+}
+
+// GetKey returns the key the informer's store filed the object under: the
+// tombstone's Key when there is one, otherwise the MetaNamespaceKeyFunc form
+// of OptionalObj ("namespace/name" or "name"), or "" for a zero OptionalObj.
+func (d DeletedObject[T]) GetKey() string {
+	if d.FinalStateUnknown != nil {
+		return d.FinalStateUnknown.Key
+	}
+	return typedObjectName(d.OptionalObj).String()
+}
+
+// objectNameFromKey parses a store key without failing: extra slashes stay
+// in the name, which is the most a typed handler can do with a tombstone
+// key it did not choose.
+func objectNameFromKey(key string) ObjectName {
+	namespace, name, found := strings.Cut(key, "/")
+	if !found {
+		return ObjectName{Name: key}
+	}
+	return ObjectName{Namespace: namespace, Name: name}
+}
+
+// typedObjectName reads obj's namespace and name. The zero T yields an empty
+// ObjectName without calling obj's methods. A nil pointer hidden inside a
+// non-nil interface T passes that test; if its methods panic, the panic is
+// recovered and the name left empty, since a deletion must still reach the
+// handler.
+func typedObjectName[T Object](obj T) (name ObjectName) {
+	var zero T
+	if obj == zero {
+		return ObjectName{}
+	}
+	defer func() {
+		if recover() != nil {
+			name = ObjectName{}
+		}
+	}()
+	return ObjectName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// TypedResourceEventHandler is ResourceEventHandler for objects of type T,
+// with deletions described by DeletedObject. The contract is the same:
+// events arrive in order, one at a time, and objects are read-only.
+type TypedResourceEventHandler[T Object] interface {
+	OnAdd(obj T, isInInitialList bool)
+	OnUpdate(oldObj, newObj T)
+	OnDelete(obj DeletedObject[T])
+}
+
+// TypedResourceEventHandlerFuncs is ResourceEventHandlerFuncs for objects of
+// type T: a nil function ignores its kind of event.
+type TypedResourceEventHandlerFuncs[T Object] struct {
+	AddFunc    func(obj T)
+	UpdateFunc func(oldObj, newObj T)
+	DeleteFunc func(obj DeletedObject[T])
+}
+
+var _ TypedResourceEventHandler[*metav1.ObjectMeta] = TypedResourceEventHandlerFuncs[*metav1.ObjectMeta]{}
+
+// OnAdd calls AddFunc, if set.
+func (r TypedResourceEventHandlerFuncs[T]) OnAdd(obj T, isInInitialList bool) {
+	if r.AddFunc != nil {
+		r.AddFunc(obj)
+	}
+}
+
+// OnUpdate calls UpdateFunc, if set.
+func (r TypedResourceEventHandlerFuncs[T]) OnUpdate(oldObj, newObj T) {
+	if r.UpdateFunc != nil {
+		r.UpdateFunc(oldObj, newObj)
+	}
+}
+
+// OnDelete calls DeleteFunc, if set.
+func (r TypedResourceEventHandlerFuncs[T]) OnDelete(obj DeletedObject[T]) {
+	if r.DeleteFunc != nil {
+		r.DeleteFunc(obj)
+	}
+}
+
+// eventFuncs lists the held functions, for naming the handler in logs.
+func (r TypedResourceEventHandlerFuncs[T]) eventFuncs() []any {
+	return []any{r.AddFunc, r.UpdateFunc, r.DeleteFunc}
+}
+
+// TypedResourceEventHandlerDetailedFuncs is ResourceEventHandlerDetailedFuncs
+// for objects of type T: AddFunc also receives isInInitialList, and a nil
+// function ignores its kind of event.
+type TypedResourceEventHandlerDetailedFuncs[T Object] struct {
+	AddFunc    func(obj T, isInInitialList bool)
+	UpdateFunc func(oldObj, newObj T)
+	DeleteFunc func(obj DeletedObject[T])
+}
+
+var _ TypedResourceEventHandler[*metav1.ObjectMeta] = TypedResourceEventHandlerDetailedFuncs[*metav1.ObjectMeta]{}
+
+// OnAdd calls AddFunc, if set.
+func (r TypedResourceEventHandlerDetailedFuncs[T]) OnAdd(obj T, isInInitialList bool) {
+	if r.AddFunc != nil {
+		r.AddFunc(obj, isInInitialList)
+	}
+}
+
+// OnUpdate calls UpdateFunc, if set.
+func (r TypedResourceEventHandlerDetailedFuncs[T]) OnUpdate(oldObj, newObj T) {
+	if r.UpdateFunc != nil {
+		r.UpdateFunc(oldObj, newObj)
+	}
+}
+
+// OnDelete calls DeleteFunc, if set.
+func (r TypedResourceEventHandlerDetailedFuncs[T]) OnDelete(obj DeletedObject[T]) {
+	if r.DeleteFunc != nil {
+		r.DeleteFunc(obj)
+	}
+}
+
+// eventFuncs lists the held functions, for naming the handler in logs.
+func (r TypedResourceEventHandlerDetailedFuncs[T]) eventFuncs() []any {
+	return []any{r.AddFunc, r.UpdateFunc, r.DeleteFunc}
+}
+
+// TypedFilteringResourceEventHandler is FilteringResourceEventHandler for
+// objects of type T, with the same rules for turning updates into adds and
+// deletes. An update that becomes a delete carries the old object in
+// OptionalObj and no tombstone.
+//
+// For a deletion FilterFunc sees DeletedObject.OptionalObj, which is the zero
+// T when the informer only knew the deleted object's key; a FilterFunc must
+// cope with that. A nil FilterFunc accepts everything; a nil Handler drops
+// everything.
+type TypedFilteringResourceEventHandler[T Object] struct {
+	FilterFunc func(obj T) bool
+	Handler    TypedResourceEventHandler[T]
+}
+
+var _ TypedResourceEventHandler[*metav1.ObjectMeta] = TypedFilteringResourceEventHandler[*metav1.ObjectMeta]{}
+
+// OnAdd forwards the add if FilterFunc accepts obj.
+func (r TypedFilteringResourceEventHandler[T]) OnAdd(obj T, isInInitialList bool) {
+	if r.Handler != nil && r.accepts(obj) {
+		r.Handler.OnAdd(obj, isInInitialList)
+	}
+}
+
+// OnUpdate forwards the update as an update, an add or a delete, depending
+// on which of the two objects FilterFunc accepts.
+func (r TypedFilteringResourceEventHandler[T]) OnUpdate(oldObj, newObj T) {
+	if r.Handler == nil {
+		return
+	}
+	switch filteredUpdate(r.accepts(oldObj), r.accepts(newObj)) {
+	case updateStays:
+		r.Handler.OnUpdate(oldObj, newObj)
+	case updateBecomesAdd:
+		r.Handler.OnAdd(newObj, false)
+	case updateBecomesDelete:
+		r.Handler.OnDelete(DeletedObject[T]{OptionalObj: oldObj})
+	}
+}
+
+// OnDelete forwards the delete if FilterFunc accepts obj.OptionalObj.
+func (r TypedFilteringResourceEventHandler[T]) OnDelete(obj DeletedObject[T]) {
+	if r.Handler != nil && r.accepts(obj.OptionalObj) {
+		r.Handler.OnDelete(obj)
+	}
+}
+
+func (r TypedFilteringResourceEventHandler[T]) accepts(obj T) bool {
+	return r.FilterFunc == nil || r.FilterFunc(obj)
+}
+
+// wrappedHandler returns the handler events are forwarded to, for naming
+// this handler in logs after it.
+func (r TypedFilteringResourceEventHandler[T]) wrappedHandler() any {
+	return r.Handler
+}
+
+// typedHandlerAdapter lets an untyped event source, such as a shared
+// informer's processor, drive a TypedResourceEventHandler[T]: objects are
+// asserted to T and tombstones become DeletedObject[T] with
+// FinalStateUnknown set.
+//
+// An object that is not a T is a mismatch between the informer's object
+// type and T. It cannot be delivered, so the event is logged as an error and
+// dropped; a tombstone whose Obj is not a T still delivers the deletion,
+// with only the key. A nil handler drops every event. Nothing here panics;
+// a panic in the typed handler itself is left to the caller, which runs
+// handlers under its own recovery.
+type typedHandlerAdapter[T Object] struct {
+	logger  klog.Logger
+	handler TypedResourceEventHandler[T]
+}
+
+var _ ResourceEventHandler = (*typedHandlerAdapter[*metav1.ObjectMeta])(nil)
+
+// newTypedHandlerAdapter wraps handler; logger receives the reports of
+// dropped events.
+func newTypedHandlerAdapter[T Object](logger klog.Logger, handler TypedResourceEventHandler[T]) *typedHandlerAdapter[T] {
+	return &typedHandlerAdapter[T]{logger: logger, handler: handler}
+}
+
+// OnAdd delivers obj if it is a T.
+func (a *typedHandlerAdapter[T]) OnAdd(obj interface{}, isInInitialList bool) {
+	if a.handler == nil {
+		return
+	}
+	typed, ok := obj.(T)
+	if !ok {
+		a.reportMismatch("add", obj, "event dropped")
+		return
+	}
+	a.handler.OnAdd(typed, isInInitialList)
+}
+
+// OnUpdate delivers the update if both objects are T.
+func (a *typedHandlerAdapter[T]) OnUpdate(oldObj, newObj interface{}) {
+	if a.handler == nil {
+		return
+	}
+	typedOld, ok := oldObj.(T)
+	if !ok {
+		a.reportMismatch("update", oldObj, "event dropped")
+		return
+	}
+	typedNew, ok := newObj.(T)
+	if !ok {
+		a.reportMismatch("update", newObj, "event dropped")
+		return
+	}
+	a.handler.OnUpdate(typedOld, typedNew)
+}
+
+// OnDelete delivers obj as a DeletedObject[T]: a T fills OptionalObj, a
+// tombstone fills FinalStateUnknown (and OptionalObj when its Obj is a T).
+func (a *typedHandlerAdapter[T]) OnDelete(obj interface{}) {
+	if a.handler == nil {
+		return
+	}
+	tombstone, isTombstone := obj.(DeletedFinalStateUnknown)
+	if !isTombstone {
+		typed, ok := obj.(T)
+		if !ok {
+			a.reportMismatch("delete", obj, "event dropped")
+			return
+		}
+		a.handler.OnDelete(DeletedObject[T]{OptionalObj: typed})
+		return
+	}
+	deleted := DeletedObject[T]{FinalStateUnknown: &tombstone}
+	if tombstone.Obj != nil {
+		typed, ok := tombstone.Obj.(T)
+		if !ok {
+			// The key alone still tells the handler which object went away.
+			a.reportMismatch("delete", tombstone.Obj, "delivered with the tombstone key only")
+		}
+		deleted.OptionalObj = typed
+	}
+	a.handler.OnDelete(deleted)
+}
+
+// reportMismatch logs an object that is not a T, and what became of the
+// event.
+func (a *typedHandlerAdapter[T]) reportMismatch(event string, obj interface{}, outcome string) {
+	err := fmt.Errorf("deliver %s event to typed handler: got %T, want %v", event, obj, reflect.TypeFor[T]())
+	a.logger.Error(err, "Object of unexpected type for a typed event handler",
+		"handler", nameForHandler(a.handler), "outcome", outcome)
+}
+
+// wrappedHandler returns the typed handler, for naming this adapter in logs
+// after it.
+func (a *typedHandlerAdapter[T]) wrappedHandler() any {
+	return a.handler
+}

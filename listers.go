@@ -1,0 +1,227 @@
+package cache
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
+)
+
+// AppendFunc receives each object a listing selects, typically to append
+// it to the caller's slice. The object is the stored one: read-only.
+type AppendFunc func(interface{})
+
+// ListAll calls appendFn with every object of store whose labels match
+// selector. Selecting everything looks at no labels, so it works on any
+// stored value; otherwise each object must have object metadata, and the
+// first one without it ends the listing with an error (objects already
+// passed to appendFn stay passed). A nil selector selects everything.
+func ListAll(store Store, selector labels.Selector, appendFn AppendFunc) error {
+	filter, none := labelFilter(selector)
+	if none {
+		return nil
+	}
+	return appendMatching(store.List(), filter, appendFn)
+}
+
+// ListAllByNamespace is ListAll restricted to one namespace, where
+// metav1.NamespaceAll ("") means every namespace. It looks the namespace up
+// in the indexer's NamespaceIndex (probed, as generated listers expect,
+// with an ObjectMeta carrying only the namespace); an indexer without that
+// index is scanned instead, which is slower, and then every object must
+// have object metadata.
+func ListAllByNamespace(indexer Indexer, namespace string, selector labels.Selector, appendFn AppendFunc) error {
+	filter, none := labelFilter(selector)
+	if none {
+		return nil
+	}
+	if namespace == metav1.NamespaceAll {
+		return appendMatching(indexer.List(), filter, appendFn)
+	}
+	items, err := indexer.Index(NamespaceIndex, &metav1.ObjectMeta{Namespace: namespace})
+	if err != nil {
+		klog.Background().Info("Warning: listing a namespace without the namespace index; scanning every object instead",
+			"namespace", namespace, "err", err)
+		return scanNamespace(indexer.List(), namespace, filter, appendFn)
+	}
+	return appendMatching(items, filter, appendFn)
+}
+
+// labelFilter returns the selector objects must match, or nil when every
+// object matches, so that labels need not be read; none reports that no
+// object can match.
+func labelFilter(selector labels.Selector) (filter labels.Selector, none bool) {
+	switch {
+	case selector == nil || selector.Empty():
+		return nil, false
+	case labels.MatchesNothing(selector):
+		return nil, true
+	default:
+		return selector, false
+	}
+}
+
+// appendMatching passes the objects of items whose labels match filter to
+// appendFn; a nil filter passes them all without reading labels.
+func appendMatching(items []interface{}, filter labels.Selector, appendFn AppendFunc) error {
+	if filter == nil {
+		for _, obj := range items {
+			appendFn(obj)
+		}
+		return nil
+	}
+	for _, obj := range items {
+		accessor, err := meta.Accessor(obj)
+		if err != nil {
+			return fmt.Errorf("list by label: %w", err)
+		}
+		if filter.Matches(labels.Set(accessor.GetLabels())) {
+			appendFn(obj)
+		}
+	}
+	return nil
+}
+
+// scanNamespace passes the objects of items that are in namespace and whose
+// labels match filter (nil: any labels) to appendFn.
+func scanNamespace(items []interface{}, namespace string, filter labels.Selector, appendFn AppendFunc) error {
+	for _, obj := range items {
+		accessor, err := meta.Accessor(obj)
+		if err != nil {
+			return fmt.Errorf("list namespace %q: %w", namespace, err)
+		}
+		if accessor.GetNamespace() != namespace {
+			continue
+		}
+		if filter == nil || filter.Matches(labels.Set(accessor.GetLabels())) {
+			appendFn(obj)
+		}
+	}
+	return nil
+}
+
+// GenericLister reads objects of one resource from an Indexer, across
+// namespaces. Returned objects are the stored ones: treat them as
+// read-only.
+type GenericLister interface {
+	// List returns the objects matching selector, in every namespace.
+	List(selector labels.Selector) (ret []runtime.Object, err error)
+	// Get returns the object whose store key is name: a cluster-scoped
+	// object, or "namespace/name". A missing object is a NotFound error.
+	Get(name string) (runtime.Object, error)
+	// ByNamespace returns a lister for one namespace.
+	ByNamespace(namespace string) GenericNamespaceLister
+}
+
+// GenericNamespaceLister reads objects of one resource in one namespace
+// from an Indexer. Returned objects are the stored ones: treat them as
+// read-only.
+type GenericNamespaceLister interface {
+	// List returns the objects of the namespace matching selector.
+	List(selector labels.Selector) (ret []runtime.Object, err error)
+	// Get returns the object called name in the namespace. A missing
+	// object is a NotFound error.
+	Get(name string) (runtime.Object, error)
+}
+
+// NewGenericLister returns a GenericLister over indexer, whose NotFound
+// errors name resource. Objects of the indexer must be runtime.Objects;
+// any other value is reported as an error, never a panic.
+func NewGenericLister(indexer Indexer, resource schema.GroupResource) GenericLister {
+	return &genericLister{indexer: indexer, resource: resource}
+}
+
+// genericLister is the GenericLister of NewGenericLister.
+type genericLister struct {
+	indexer  Indexer
+	resource schema.GroupResource
+}
+
+// List returns the objects of every namespace that match selector.
+func (l *genericLister) List(selector labels.Selector) ([]runtime.Object, error) {
+	var c runtimeObjectCollector
+	err := ListAll(l.indexer, selector, c.add)
+	return c.result(err, l.resource)
+}
+
+// Get returns the object stored under the key name.
+func (l *genericLister) Get(name string) (runtime.Object, error) {
+	return getRuntimeObject(l.indexer, name, name, l.resource)
+}
+
+// ByNamespace returns a lister for namespace.
+func (l *genericLister) ByNamespace(namespace string) GenericNamespaceLister {
+	return &genericNamespaceLister{indexer: l.indexer, namespace: namespace, resource: l.resource}
+}
+
+// genericNamespaceLister is the GenericNamespaceLister of
+// genericLister.ByNamespace.
+type genericNamespaceLister struct {
+	indexer   Indexer
+	namespace string
+	resource  schema.GroupResource
+}
+
+// List returns the objects of the namespace that match selector.
+func (l *genericNamespaceLister) List(selector labels.Selector) ([]runtime.Object, error) {
+	var c runtimeObjectCollector
+	err := ListAllByNamespace(l.indexer, l.namespace, selector, c.add)
+	return c.result(err, l.resource)
+}
+
+// Get returns the object called name in the namespace: the one stored
+// under "namespace/name". (For NamespaceAll that key is "/name", which a
+// MetaNamespaceKeyFunc store never holds.)
+func (l *genericNamespaceLister) Get(name string) (runtime.Object, error) {
+	return getRuntimeObject(l.indexer, l.namespace+"/"+name, name, l.resource)
+}
+
+// getRuntimeObject returns the runtime.Object stored under key, or a
+// NotFound error for name in resource.
+func getRuntimeObject(indexer Indexer, key, name string, resource schema.GroupResource) (runtime.Object, error) {
+	obj, exists, err := indexer.GetByKey(key)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, errors.NewNotFound(resource, name)
+	}
+	object, ok := obj.(runtime.Object)
+	if !ok {
+		return nil, fmt.Errorf("get %s %q: stored value of type %T is not a runtime.Object", resource, key, obj)
+	}
+	return object, nil
+}
+
+// runtimeObjectCollector gathers listed runtime.Objects and remembers the
+// first value that is not one.
+type runtimeObjectCollector struct {
+	objects []runtime.Object
+	bad     interface{}
+	sawBad  bool
+}
+
+// add is the AppendFunc of the collector.
+func (c *runtimeObjectCollector) add(obj interface{}) {
+	if object, ok := obj.(runtime.Object); ok {
+		c.objects = append(c.objects, object)
+		return
+	}
+	if !c.sawBad {
+		c.bad, c.sawBad = obj, true
+	}
+}
+
+// result returns the collected objects with listErr, or with an error
+// naming the first value that was not a runtime.Object.
+func (c *runtimeObjectCollector) result(listErr error, resource schema.GroupResource) ([]runtime.Object, error) {
+	if listErr == nil && c.sawBad {
+		listErr = fmt.Errorf("list %s: stored value of type %T is not a runtime.Object", resource, c.bad)
+	}
+	return c.objects, listErr
+}

@@ -1,0 +1,319 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// listerPod returns a pod with the given namespace, name and labels.
+func listerPod(namespace, name string, lbls map[string]string) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: lbls}}
+}
+
+// listerFixture is the content of the lister tests: pods in two
+// namespaces and one cluster-scoped pod (a stand-in for a cluster-scoped
+// resource).
+func listerFixture() []interface{} {
+	return []interface{}{
+		listerPod("a", "web1", map[string]string{"app": "web"}),
+		listerPod("a", "db1", map[string]string{"app": "db"}),
+		listerPod("b", "web2", map[string]string{"app": "web", "tier": "front"}),
+		listerPod("b", "plain", nil),
+		listerPod("", "global", map[string]string{"app": "web"}),
+	}
+}
+
+// listedKeys renders listed objects as sorted store keys; values without
+// metadata are rendered with %v.
+func listedKeys(objs []interface{}) []string {
+	out := make([]string, 0, len(objs))
+	for _, obj := range objs {
+		key, err := MetaNamespaceKeyFunc(obj)
+		if err != nil {
+			key = fmt.Sprintf("%v", obj)
+		}
+		out = append(out, key)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// listerCollect returns an AppendFunc that appends to *out.
+func listerCollect(out *[]interface{}) AppendFunc {
+	return func(obj interface{}) { *out = append(*out, obj) }
+}
+
+// listerSelector parses a label selector or fails the test.
+func listerSelector(t *testing.T, s string) labels.Selector {
+	t.Helper()
+	sel, err := labels.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sel
+}
+
+// listerIndexer returns an indexer with the given index functions holding
+// objs.
+func listerIndexer(t *testing.T, indexers Indexers, objs ...interface{}) Indexer {
+	t.Helper()
+	idx := NewIndexer(MetaNamespaceKeyFunc, indexers)
+	for _, obj := range objs {
+		if err := idx.Add(obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return idx
+}
+
+func TestListAll_SelectsByLabels(t *testing.T) {
+	cases := map[string]struct {
+		selector labels.Selector
+		want     []string
+	}{
+		"everything":      {labels.Everything(), []string{"a/db1", "a/web1", "b/plain", "b/web2", "global"}},
+		"nil selects all": {nil, []string{"a/db1", "a/web1", "b/plain", "b/web2", "global"}},
+		"nothing":         {labels.Nothing(), nil},
+		"equality":        {labels.SelectorFromSet(labels.Set{"app": "web"}), []string{"a/web1", "b/web2", "global"}},
+		"set based":       {listerSelector(t, "app in (db, web), tier"), []string{"b/web2"}},
+		"absence":         {listerSelector(t, "!app"), []string{"b/plain"}},
+		"no match":        {labels.SelectorFromSet(labels.Set{"app": "cache"}), nil},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			store := listerIndexer(t, Indexers{}, listerFixture()...)
+			var got []interface{}
+			if err := ListAll(store, tc.selector, listerCollect(&got)); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, listedKeys(got), emptyAsNilSlices); diff != "" {
+				t.Errorf("listed (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// listerAnyKey files values with metadata under their usual key and anything
+// else under its printed form, so a store can hold values without
+// metadata.
+func listerAnyKey(obj interface{}) (string, error) {
+	if key, err := MetaNamespaceKeyFunc(obj); err == nil {
+		return key, nil
+	}
+	return fmt.Sprintf("%v", obj), nil
+}
+
+func TestListAll_ValuesWithoutMetadata(t *testing.T) {
+	cases := map[string]struct {
+		selector labels.Selector
+		wantErr  bool
+		want     []string
+	}{
+		"everything lists them without reading labels": {
+			selector: labels.Everything(),
+			want:     []string{"a/web1", "not an object"},
+		},
+		"a label selector reports an error": {
+			selector: labels.SelectorFromSet(labels.Set{"app": "web"}),
+			wantErr:  true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			store := NewStore(listerAnyKey)
+			for _, obj := range []interface{}{listerPod("a", "web1", map[string]string{"app": "web"}), "not an object"} {
+				if err := store.Add(obj); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got []interface{}
+			err := ListAll(store, tc.selector, listerCollect(&got))
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("error = %v, want error: %v", err, tc.wantErr)
+			}
+			if tc.wantErr {
+				return
+			}
+			if diff := cmp.Diff(tc.want, listedKeys(got)); diff != "" {
+				t.Errorf("listed (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestListAllByNamespace_UsesTheIndexOrScans(t *testing.T) {
+	podOnlyNamespace := func(obj interface{}) ([]string, error) {
+		pod, ok := obj.(*v1.Pod)
+		if !ok {
+			return nil, fmt.Errorf("not a pod: %T", obj)
+		}
+		return []string{pod.Namespace}, nil
+	}
+	prefixedNamespace := func(obj interface{}) ([]string, error) {
+		m, err := listerMetaOf(obj)
+		if err != nil {
+			return nil, err
+		}
+		return []string{"ns:" + m.GetNamespace()}, nil
+	}
+	indexers := map[string]Indexers{
+		"namespace index":                      {NamespaceIndex: MetaNamespaceIndexFunc},
+		"no index: scan":                       {},
+		"index that rejects the probe: scan":   {NamespaceIndex: podOnlyNamespace},
+		"index with its own value form: probe": {NamespaceIndex: prefixedNamespace},
+	}
+	cases := map[string]struct {
+		namespace string
+		selector  labels.Selector
+		want      []string
+	}{
+		"one namespace":              {"a", labels.Everything(), []string{"a/db1", "a/web1"}},
+		"one namespace by label":     {"b", labels.SelectorFromSet(labels.Set{"app": "web"}), []string{"b/web2"}},
+		"namespace all is every one": {metav1.NamespaceAll, labels.SelectorFromSet(labels.Set{"app": "web"}), []string{"a/web1", "b/web2", "global"}},
+		"unknown namespace":          {"zz", labels.Everything(), nil},
+		"nothing selector":           {"a", labels.Nothing(), nil},
+		"nil selector":               {"b", nil, []string{"b/plain", "b/web2"}},
+	}
+	for indexName, idx := range indexers {
+		for name, tc := range cases {
+			t.Run(indexName+"/"+name, func(t *testing.T) {
+				indexer := listerIndexer(t, idx, listerFixture()...)
+				var got []interface{}
+				if err := ListAllByNamespace(indexer, tc.namespace, tc.selector, listerCollect(&got)); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(tc.want, listedKeys(got), emptyAsNilSlices); diff != "" {
+					t.Errorf("listed (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+// listerMetaOf returns obj's object metadata.
+func listerMetaOf(obj interface{}) (metav1.Object, error) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return nil, fmt.Errorf("no metadata: %T", obj)
+	}
+	return m, nil
+}
+
+func TestListAllByNamespace_ScanReportsValuesWithoutMetadata(t *testing.T) {
+	indexer := NewIndexer(listerAnyKey, Indexers{})
+	for _, obj := range []interface{}{listerPod("a", "web1", nil), "not an object"} {
+		if err := indexer.Add(obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := ListAllByNamespace(indexer, "a", labels.Everything(), func(interface{}) {})
+	if err == nil {
+		t.Fatal("scanning a value without metadata should fail")
+	}
+}
+
+var listerPodsResource = schema.GroupResource{Resource: "pods"}
+
+func TestGenericLister_ListsAndGets(t *testing.T) {
+	lister := NewGenericLister(listerIndexer(t, Indexers{NamespaceIndex: MetaNamespaceIndexFunc}, listerFixture()...), listerPodsResource)
+	web := labels.SelectorFromSet(labels.Set{"app": "web"})
+	listCases := map[string]struct {
+		list func() ([]runtime.Object, error)
+		want []string
+	}{
+		"all namespaces":          {func() ([]runtime.Object, error) { return lister.List(labels.Everything()) }, []string{"a/db1", "a/web1", "b/plain", "b/web2", "global"}},
+		"all namespaces by label": {func() ([]runtime.Object, error) { return lister.List(web) }, []string{"a/web1", "b/web2", "global"}},
+		"one namespace":           {func() ([]runtime.Object, error) { return lister.ByNamespace("a").List(labels.Everything()) }, []string{"a/db1", "a/web1"}},
+		"one namespace by label":  {func() ([]runtime.Object, error) { return lister.ByNamespace("b").List(web) }, []string{"b/web2"}},
+		"empty namespace":         {func() ([]runtime.Object, error) { return lister.ByNamespace("zz").List(web) }, nil},
+	}
+	for name, tc := range listCases {
+		t.Run("list/"+name, func(t *testing.T) {
+			objs, err := tc.list()
+			if err != nil {
+				t.Fatal(err)
+			}
+			asInterfaces := make([]interface{}, len(objs))
+			for i, o := range objs {
+				asInterfaces[i] = o
+			}
+			if diff := cmp.Diff(tc.want, listedKeys(asInterfaces), emptyAsNilSlices); diff != "" {
+				t.Errorf("listed (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	getCases := map[string]struct {
+		get      func() (runtime.Object, error)
+		wantKey  string
+		notFound string // name in the NotFound error
+	}{
+		"cluster scoped":               {get: func() (runtime.Object, error) { return lister.Get("global") }, wantKey: "global"},
+		"namespaced key":               {get: func() (runtime.Object, error) { return lister.Get("a/web1") }, wantKey: "a/web1"},
+		"in namespace":                 {get: func() (runtime.Object, error) { return lister.ByNamespace("b").Get("web2") }, wantKey: "b/web2"},
+		"missing":                      {get: func() (runtime.Object, error) { return lister.Get("nope") }, notFound: "nope"},
+		"missing in namespace":         {get: func() (runtime.Object, error) { return lister.ByNamespace("a").Get("web2") }, notFound: "web2"},
+		"namespace all never finds":    {get: func() (runtime.Object, error) { return lister.ByNamespace("").Get("global") }, notFound: "global"},
+		"wrong namespace for the name": {get: func() (runtime.Object, error) { return lister.ByNamespace("b").Get("web1") }, notFound: "web1"},
+	}
+	for name, tc := range getCases {
+		t.Run("get/"+name, func(t *testing.T) {
+			obj, err := tc.get()
+			if tc.notFound != "" {
+				if !apierrors.IsNotFound(err) {
+					t.Fatalf("got %v, %v; want NotFound", obj, err)
+				}
+				var status apierrors.APIStatus
+				if !errors.As(err, &status) {
+					t.Fatalf("%v is not an API status", err)
+				}
+				details := status.Status().Details
+				got := []string{details.Name, details.Group, details.Kind}
+				if diff := cmp.Diff([]string{tc.notFound, "", "pods"}, got); diff != "" {
+					t.Errorf("NotFound details (-want +got):\n%s", diff)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{tc.wantKey}, listedKeys([]interface{}{obj})); diff != "" {
+				t.Errorf("got (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestGenericLister_ValuesThatAreNotRuntimeObjectsAreErrors(t *testing.T) {
+	indexer := NewIndexer(listerAnyKey, Indexers{})
+	for _, obj := range []interface{}{listerPod("", "good", nil), "bad"} {
+		if err := indexer.Add(obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lister := NewGenericLister(indexer, listerPodsResource)
+
+	objs, err := lister.List(labels.Everything())
+	if err == nil {
+		t.Error("List: want an error for the value that is not a runtime.Object")
+	}
+	if len(objs) != 1 {
+		t.Errorf("List returned %d objects, want the 1 valid one", len(objs))
+	}
+	if _, err := lister.Get("bad"); err == nil || apierrors.IsNotFound(err) {
+		t.Errorf("Get(bad) = %v, want a type error", err)
+	}
+	if obj, err := lister.Get("good"); err != nil || obj == nil {
+		t.Errorf("Get(good) = %v, %v", obj, err)
+	}
+}

@@ -1,0 +1,300 @@
+package cache
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+)
+
+// defaultListPageSize is the page size of a list when nothing else decides.
+const defaultListPageSize = 500
+
+// listPager reads a LIST page by page. Each page's items are copied out of
+// the page as it arrives (meta.EachListItemWithAlloc), so a page is garbage
+// once read: no stored object keeps a whole response alive.
+type listPager struct {
+	// pageSize is the Limit of each request; zero asks for everything at
+	// once.
+	pageSize int64
+	// fetch requests one page.
+	fetch func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error)
+}
+
+// listedItems is a whole LIST as read by listPager.
+type listedItems struct {
+	// items are the listed objects, each a runtime.Object.
+	items []interface{}
+	// resourceVersion is the list's resource version: that of its first
+	// page.
+	resourceVersion string
+	// paginated records that the server split the list into several pages.
+	paginated bool
+}
+
+// collect reads the whole list opts describes. When a continue token
+// expires half-way, the pages read so far are dropped and the list is
+// requested again in one piece, at the resource version first asked for.
+func (p listPager) collect(ctx context.Context, opts metav1.ListOptions) (listedItems, error) {
+	if opts.Limit == 0 {
+		opts.Limit = p.pageSize
+	}
+	first := opts
+	var out listedItems
+	for {
+		if err := ctx.Err(); err != nil {
+			return listedItems{}, err
+		}
+		page, err := p.fetch(ctx, opts)
+		if err != nil {
+			if opts.Continue != "" && apierrors.IsResourceExpired(err) {
+				return p.collectWhole(ctx, first)
+			}
+			return listedItems{}, err
+		}
+		next, err := out.addPage(page, opts.Continue == "")
+		if err != nil {
+			return listedItems{}, err
+		}
+		if next == "" {
+			return out, nil
+		}
+		out.paginated = true
+		// A continue token carries its own snapshot: the server refuses a
+		// resource version alongside it.
+		opts.Continue, opts.ResourceVersion, opts.ResourceVersionMatch = next, "", ""
+	}
+}
+
+// collectWhole reads the list of opts in one request, after paging failed.
+func (p listPager) collectWhole(ctx context.Context, opts metav1.ListOptions) (listedItems, error) {
+	opts.Limit, opts.Continue = 0, ""
+	page, err := p.fetch(ctx, opts)
+	if err != nil {
+		return listedItems{}, err
+	}
+	out := listedItems{paginated: true}
+	if _, err := out.addPage(page, true); err != nil {
+		return listedItems{}, err
+	}
+	return out, nil
+}
+
+// addPage appends the items of one page and returns its continue token. The
+// first page sets the resource version and sizes the item slice, using the
+// server's count of remaining items when it gives one.
+func (l *listedItems) addPage(page runtime.Object, first bool) (string, error) {
+	if table, gvk := isUnsupportedTableListObject(page); table {
+		return "", fmt.Errorf("unsupported list gvk: %v", gvk)
+	}
+	m, err := meta.ListAccessor(page)
+	if err != nil {
+		return "", fmt.Errorf("list response is not a list (%T): %w", page, err)
+	}
+	if first {
+		l.resourceVersion = m.GetResourceVersion()
+		size := meta.LenList(page)
+		if rest := m.GetRemainingItemCount(); rest != nil && *rest > 0 && *rest < 1<<24 {
+			size += int(*rest)
+		}
+		l.items = make([]interface{}, 0, size)
+	}
+	err = meta.EachListItemWithAlloc(page, func(item runtime.Object) error {
+		l.items = append(l.items, item)
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("reading list items: %w", err)
+	}
+	return m.GetContinue(), nil
+}
+
+// watchListOptions are the options of a streaming list from rv: a watch that
+// first sends the state at rv (or newer) as ADDED events, ends it with the
+// initial-events-end bookmark, then goes on with live events.
+func (r *Reflector) watchListOptions(rv string) metav1.ListOptions {
+	timeout := r.watchTimeoutSeconds()
+	return metav1.ListOptions{
+		ResourceVersion:      rv,
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+		SendInitialEvents:    ptr.To(true),
+		AllowWatchBookmarks:  true,
+		TimeoutSeconds:       &timeout,
+	}
+}
+
+// temporaryStore is where a streaming list collects the initial state. It
+// applies the reflector store's transformer, if any, so that what is
+// collected is what the store would hold.
+func (r *Reflector) temporaryStore() (Store, TransformFunc) {
+	var transform TransformFunc
+	if ts, ok := r.store.(TransformingStore); ok {
+		transform = ts.Transformer()
+	}
+	if transform == nil {
+		return NewStore(DeletionHandlingMetaNamespaceKeyFunc), nil
+	}
+	return NewStore(DeletionHandlingMetaNamespaceKeyFunc, WithTransformer(transform)), transform
+}
+
+// stepWatchList is the watchListing state: open a streaming list, collect
+// the initial state into a temporary store until the initial-events-end
+// bookmark, replace the reflector's store with it, and keep the stream for
+// the watching state.
+func (r *Reflector) stepWatchList(ctx context.Context, c *listWatchCycle) stepResult {
+	from := r.rewatchResourceVersion()
+	temp, transform := r.temporaryStore()
+	start := r.clock.Now()
+	w, err := r.openWatch(ctx, r.watchListOptions(from))
+	if err != nil {
+		return r.watchListFailed(ctx, err, from)
+	}
+	kept := false
+	defer func() {
+		if !kept {
+			w.Stop()
+		}
+	}()
+	reader := streamReader{r: r, ctx: ctx, w: w, sink: temp, phase: phaseInitialEvents, start: start}
+	end, err := reader.run()
+	switch end {
+	case endInitialEventsDone:
+	case endStopped:
+		return stepResult{outcome: outcomeCanceled}
+	case endNoEndBookmark:
+		klog.FromContext(ctx).Info("Warning: streaming list did not complete in time, falling back to a paginated list", "reflector", r.name, "type", r.typeDescription, "err", err)
+		return stepResult{outcome: outcomeFallBackToList, reason: "no initial-events-end bookmark"}
+	case endClosed:
+		if err == nil {
+			return stepResult{outcome: outcomeRetryLater, reason: "stream closed before the initial state was complete"}
+		}
+		return r.watchListFailed(ctx, err, from)
+	default:
+		return r.watchListFailed(ctx, err, from)
+	}
+	r.setListOrigin(originLastSeen)
+	rv := reader.lastRV
+	items := temp.List()
+	r.checkWatchListConsistency(ctx, rv, transform, items)
+	if err := replaceStore(r.store, items, rv); err != nil {
+		return stepResult{outcome: outcomeCycleDone, err: fmt.Errorf("unable to sync watch-list result: %w", err), reason: "replace failed"}
+	}
+	r.setLastSyncResourceVersion(rv)
+	c.stream, kept = w, true
+	klog.FromContext(ctx).V(2).Info("Caches populated", "type", r.typeDescription, "reflector", r.name, "items", len(items), "resourceVersion", rv, "streamed", true)
+	return stepResult{outcome: outcomeSynced, reason: "streamed"}
+}
+
+// watchListFailed decides what follows a failed streaming list: back off on
+// a refused connection or throttling, start again from the newest state when
+// the resource version was unavailable, and otherwise fall back to a
+// paginated list (the server may not serve streaming lists at all).
+func (r *Reflector) watchListFailed(ctx context.Context, err error, from string) stepResult {
+	logger := klog.FromContext(ctx)
+	switch {
+	case isWatchErrorRetriable(err):
+		logger.V(2).Info("Streaming list failed, backing off", "reflector", r.name, "type", r.typeDescription, "err", err)
+		return stepResult{outcome: outcomeRetryLater, reason: "streaming list refused"}
+	case isRVUnavailableError(err) && from != "":
+		r.setListOrigin(originNewest)
+		return stepResult{outcome: outcomeRetryNow, reason: "resource version unavailable"}
+	default:
+		logger.V(4).Info("Streaming list failed, falling back to a paginated list. Expected when the server does not support streaming lists.", "reflector", r.name, "type", r.typeDescription, "err", err)
+		return stepResult{outcome: outcomeFallBackToList, reason: "streaming list failed"}
+	}
+}
+
+// stepList is the listing state: list from relistResourceVersion, once more
+// from the newest state if that version is unavailable, then replace the
+// store's content with the result.
+func (r *Reflector) stepList(ctx context.Context) stepResult {
+	from := r.relistResourceVersion()
+	pager := listPager{pageSize: r.listPageSize(from), fetch: r.listerWatcher.ListWithContext}
+	start := r.clock.Now()
+	listed, stopped, err := r.listInBackground(ctx, func(ctx context.Context) (listedItems, error) {
+		r.metrics.lists.Inc()
+		out, err := pager.collect(ctx, metav1.ListOptions{ResourceVersion: from})
+		if isRVUnavailableError(err) {
+			r.setListOrigin(originNewest)
+			out, err = pager.collect(ctx, metav1.ListOptions{ResourceVersion: r.relistResourceVersion()})
+		}
+		return out, err
+	})
+	if stopped {
+		return stepResult{outcome: outcomeCanceled}
+	}
+	r.metrics.listDuration.Observe(r.clock.Since(start).Seconds())
+	if err != nil {
+		return stepResult{outcome: outcomeCycleDone, err: fmt.Errorf("failed to list %v: %w", r.typeDescription, err), reason: "list failed"}
+	}
+	r.metrics.itemsInList.Observe(float64(len(listed.items)))
+	if from == "0" && listed.paginated {
+		r.paginatedResult = true
+	}
+	r.setListOrigin(originLastSeen)
+	if err := replaceStore(r.store, listed.items, listed.resourceVersion); err != nil {
+		return stepResult{outcome: outcomeCycleDone, err: fmt.Errorf("unable to sync list result: %w", err), reason: "replace failed"}
+	}
+	r.setLastSyncResourceVersion(listed.resourceVersion)
+	klog.FromContext(ctx).V(2).Info("Caches populated", "type", r.typeDescription, "reflector", r.name, "items", len(listed.items), "resourceVersion", listed.resourceVersion)
+	return stepResult{outcome: outcomeSynced, reason: "listed"}
+}
+
+// listPageSize chooses the page size of a list from rv (see
+// WatchListPageSize).
+func (r *Reflector) listPageSize(rv string) int64 {
+	switch {
+	case r.WatchListPageSize != 0:
+		return r.WatchListPageSize
+	case r.paginatedResult:
+		return defaultListPageSize
+	case rv != "" && rv != "0":
+		// Unpaged, so that the watch cache can serve it.
+		return 0
+	default:
+		return defaultListPageSize
+	}
+}
+
+// listInBackground runs list on a goroutine of its own, so that a canceled
+// ctx ends the listing state at once even when the ListerWatcher ignores
+// contexts; the goroutine then ends when the list call returns, and its
+// result is dropped. A panicking list is an error.
+func (r *Reflector) listInBackground(ctx context.Context, list func(context.Context) (listedItems, error)) (listed listedItems, stopped bool, err error) {
+	type result struct {
+		listed listedItems
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var res result
+		defer func() {
+			if p := recover(); p != nil {
+				res = result{err: fmt.Errorf("list panicked: %v", p)}
+			}
+			done <- res
+		}()
+		res.listed, res.err = list(ctx)
+	}()
+	select {
+	case <-ctx.Done():
+		return listedItems{}, true, nil
+	case res := <-done:
+		return res.listed, false, res.err
+	}
+}
+
+// replaceStore calls the store's Replace; a panic is an error.
+func replaceStore(store ReflectorStore, items []interface{}, rv string) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("store panicked in Replace: %v", p)
+		}
+	}()
+	return store.Replace(items, rv)
+}

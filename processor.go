@@ -1,0 +1,439 @@
+package cache
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// DefaultListenerBacklogLimit is the number of pending notifications a
+// handler may fall behind by before its listener starts merging the pending
+// notifications of each object (see SetListenerBacklogLimit).
+const DefaultListenerBacklogLimit = 10000
+
+// listenerBacklogLimit is the limit given to listeners created from now on.
+var listenerBacklogLimit atomic.Int64
+
+func init() { listenerBacklogLimit.Store(DefaultListenerBacklogLimit) }
+
+// SetListenerBacklogLimit sets, for handlers registered from now on, how
+// far a handler may fall behind before its pending notifications are merged
+// per object: updates fold into one (oldest old object, newest new object),
+// an add followed by a delete vanishes, and a delete is always delivered.
+// A handler then still sees every object's changes in order and ends in the
+// same state, and a stalled handler costs memory in proportion to the
+// number of objects, not of events. n <= 0 turns merging off: backlogs grow
+// without bound, as in client-go. It returns the previous limit.
+func SetListenerBacklogLimit(n int) int {
+	if n < 0 {
+		n = 0
+	}
+	return int(listenerBacklogLimit.Swap(int64(n)))
+}
+
+// ListenerMetricsProvider is an optional extension of
+// InformerMetricsProvider: a provider that also implements it receives,
+// per registered handler, a gauge of the notifications waiting for the
+// handler and a counter of notifications merged into earlier ones.
+type ListenerMetricsProvider interface {
+	// NewListenerBacklogMetric returns the gauge of pending notifications.
+	NewListenerBacklogMetric(id InformerNameAndResource, handlerName string) GaugeMetric
+	// NewListenerMergedMetric returns the counter of merged notifications.
+	NewListenerMergedMetric(id InformerNameAndResource, handlerName string) CounterMetric
+}
+
+// listenerBatchSize bounds how many notifications a listener takes from
+// its backlog per lock acquisition.
+const listenerBatchSize = 64
+
+// processorListener delivers notifications to one handler, in order, on
+// its own goroutine. Adding never blocks: notifications wait in a backlog
+// that merges per object past its limit. It is the registration handle
+// returned by AddEventHandler.
+//
+// Lock order: sharedProcessor.mu, then processorListener.mu. No lock is
+// held while the handler runs.
+type processorListener struct {
+	// mu guards pending and stopped.
+	mu      sync.Mutex
+	pending backlog
+	stopped bool
+
+	// halted mirrors stopped for the delivery loop, which checks it
+	// between notifications without taking mu.
+	halted atomic.Bool
+	// wake has room for one signal: "look at pending again".
+	wake chan struct{}
+	// quit is closed by stop.
+	quit chan struct{}
+	// finished is closed when the listener will deliver nothing more.
+	finished  chan struct{}
+	closeOnce sync.Once
+
+	handler ResourceEventHandler
+	name    string
+	logger  klog.Logger
+	tracker *handlerSyncTracker
+
+	backlogGauge  GaugeMetric
+	mergedCounter CounterMetric
+
+	// resyncMu guards requestedResync, resyncPeriod and nextResync.
+	resyncMu        sync.Mutex
+	requestedResync time.Duration
+	resyncPeriod    time.Duration
+	nextResync      time.Time
+}
+
+var _ ResourceEventHandlerRegistration = (*processorListener)(nil)
+
+// listenerConfig is what a listener is made of.
+type listenerConfig struct {
+	logger          klog.Logger
+	handler         ResourceEventHandler
+	requestedResync time.Duration
+	resyncPeriod    time.Duration
+	now             time.Time
+	upstreamName    string
+	id              InformerNameAndResource
+	metrics         InformerMetricsProvider
+}
+
+func newProcessorListener(cfg listenerConfig) *processorListener {
+	name := nameForHandler(cfg.handler)
+	l := &processorListener{
+		pending:         backlog{limit: int(listenerBacklogLimit.Load())},
+		wake:            make(chan struct{}, 1),
+		quit:            make(chan struct{}),
+		finished:        make(chan struct{}),
+		handler:         cfg.handler,
+		name:            name,
+		logger:          cfg.logger,
+		tracker:         newHandlerSyncTracker(fmt.Sprintf("%s + event handler %s", cfg.upstreamName, name)),
+		backlogGauge:    noopMetric{},
+		mergedCounter:   noopMetric{},
+		requestedResync: cfg.requestedResync,
+		resyncPeriod:    cfg.resyncPeriod,
+	}
+	if lp, ok := informerMetricsProviderOr(cfg.metrics).(ListenerMetricsProvider); ok && cfg.id.Reserved() {
+		l.backlogGauge = lp.NewListenerBacklogMetric(cfg.id, name)
+		l.mergedCounter = lp.NewListenerMergedMetric(cfg.id, name)
+	}
+	l.determineNextResync(cfg.now)
+	return l
+}
+
+// HasSynced reports whether the informer synced and this handler has
+// processed every object of its initial list.
+func (l *processorListener) HasSynced() bool { return l.tracker.HasSynced() }
+
+// HasSyncedChecker returns a DoneChecker for HasSynced.
+func (l *processorListener) HasSyncedChecker() DoneChecker { return l.tracker }
+
+// ShutdownChan is closed once the listener was removed and its handler
+// returned from its last call.
+func (l *processorListener) ShutdownChan() <-chan struct{} { return l.finished }
+
+// add queues n for the handler. It never blocks on the handler.
+func (l *processorListener) add(n notification) {
+	if n.kind == notifyAdd && n.initialList {
+		l.tracker.startInitialItem()
+	}
+	l.mu.Lock()
+	if l.stopped {
+		l.mu.Unlock()
+		return
+	}
+	merged, cancelled := l.pending.merged, l.pending.cancelledInitial
+	l.pending.push(n)
+	merged, cancelled = l.pending.merged-merged, l.pending.cancelledInitial-cancelled
+	size := l.pending.len()
+	l.mu.Unlock()
+
+	for ; cancelled > 0; cancelled-- {
+		l.finishInitial()
+	}
+	if merged > 0 {
+		l.mergedCounter.Inc()
+	}
+	l.backlogGauge.Set(float64(size))
+	l.signal()
+}
+
+func (l *processorListener) signal() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run delivers notifications until the listener is stopped.
+func (l *processorListener) run() {
+	defer l.markFinished()
+	batch := make([]notification, 0, listenerBatchSize)
+	for {
+		batch = l.take(batch[:0])
+		if len(batch) == 0 {
+			select {
+			case <-l.wake:
+				continue
+			case <-l.quit:
+				return
+			}
+		}
+		for i := range batch {
+			if l.halted.Load() {
+				return
+			}
+			l.deliver(batch[i])
+			batch[i] = notification{}
+		}
+	}
+}
+
+// take moves up to a batch of pending notifications into batch.
+func (l *processorListener) take(batch []notification) []notification {
+	l.mu.Lock()
+	for len(batch) < cap(batch)-1 {
+		first, second, ok := l.pending.pop()
+		if !ok {
+			break
+		}
+		batch = append(batch, first)
+		if second != nil {
+			batch = append(batch, *second)
+		}
+	}
+	size := l.pending.len()
+	l.mu.Unlock()
+	if len(batch) > 0 {
+		l.backlogGauge.Set(float64(size))
+	}
+	return batch
+}
+
+// deliver calls the handler. A panic is recovered and logged, so the
+// listener and the informer keep serving.
+func (l *processorListener) deliver(n notification) {
+	if n.kind == notifyAdd && n.initialList {
+		defer l.finishInitial()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			l.logger.Error(fmt.Errorf("panic: %v", r), "Event handler panicked; the event is dropped for this handler", "handler", l.name)
+		}
+	}()
+	switch n.kind {
+	case notifyAdd:
+		l.handler.OnAdd(n.newObj, n.initialList)
+	case notifyUpdate:
+		l.handler.OnUpdate(n.oldObj, n.newObj)
+	case notifyDelete:
+		l.handler.OnDelete(n.oldObj)
+	}
+}
+
+func (l *processorListener) finishInitial() {
+	if err := l.tracker.finishInitialItem(); err != nil {
+		l.logger.Error(err, "Sync bookkeeping error", "handler", l.name)
+	}
+}
+
+// stop drops pending notifications and makes run return after the call in
+// progress, if any.
+func (l *processorListener) stop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped {
+		return
+	}
+	l.stopped = true
+	l.halted.Store(true)
+	l.pending = backlog{}
+	close(l.quit)
+}
+
+func (l *processorListener) markFinished() {
+	l.closeOnce.Do(func() { close(l.finished) })
+}
+
+// followUpstream marks the handler's upstream as synced when upstream
+// closes, unless the listener stops first.
+func (l *processorListener) followUpstream(upstream <-chan struct{}) {
+	l.tracker.followUpstream(upstream, l.quit)
+}
+
+// shouldResync reports whether the listener's resync period has elapsed.
+func (l *processorListener) shouldResync(now time.Time) bool {
+	l.resyncMu.Lock()
+	defer l.resyncMu.Unlock()
+	return l.resyncPeriod != 0 && !now.Before(l.nextResync)
+}
+
+func (l *processorListener) determineNextResync(now time.Time) {
+	l.resyncMu.Lock()
+	defer l.resyncMu.Unlock()
+	l.nextResync = now.Add(l.resyncPeriod)
+}
+
+func (l *processorListener) setResyncPeriod(period time.Duration) {
+	l.resyncMu.Lock()
+	defer l.resyncMu.Unlock()
+	l.resyncPeriod = period
+}
+
+// sharedProcessor fans notifications out to the listeners of an informer.
+type sharedProcessor struct {
+	// mu guards listeners, started and stopped, and orders listener
+	// goroutine starts with wg.Wait.
+	mu sync.RWMutex
+	// listeners maps each listener to whether it takes part in the
+	// current resync round.
+	listeners map[*processorListener]bool
+	started   bool
+	stopped   bool
+
+	// upstream is closed when the informer has synced.
+	upstream <-chan struct{}
+	clock    clock.Clock
+	wg       sync.WaitGroup
+}
+
+func newSharedProcessor(clk clock.Clock, upstream <-chan struct{}) *sharedProcessor {
+	return &sharedProcessor{listeners: map[*processorListener]bool{}, clock: clk, upstream: upstream}
+}
+
+// addListener registers l and queues, for it, an add with
+// isInInitialList set for each of initial (the cache's content when l joins
+// a running informer). If the processor runs, l starts delivering and
+// follows the informer's sync at once. Both happen under p.mu, after the
+// initial items are queued, so l's sync tracker counts them all before it
+// can learn that the informer synced. It reports whether the processor was
+// running.
+func (p *sharedProcessor) addListener(l *processorListener, initial []interface{}) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		l.stop()
+		l.markFinished()
+		return false
+	}
+	p.listeners[l] = true
+	for _, obj := range initial {
+		l.add(addNotification(obj, true))
+	}
+	if p.started {
+		p.wg.Go(l.run)
+		p.wg.Go(func() { l.followUpstream(p.upstream) })
+	}
+	return p.started
+}
+
+// removeListener unregisters the listener behind handle and stops it. An
+// unknown handle is not an error; a handle of a foreign type is.
+func (p *sharedProcessor) removeListener(handle ResourceEventHandlerRegistration) error {
+	l, ok := handle.(*processorListener)
+	if !ok {
+		return fmt.Errorf("removing event handler: %T is not a registration of this informer", handle)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.listeners[l]; !ok {
+		return nil
+	}
+	delete(p.listeners, l)
+	l.stop()
+	if !p.started {
+		l.markFinished()
+	}
+	return nil
+}
+
+// distribute hands n to every listener, or, for a resync notification,
+// to the listeners taking part in the current resync round.
+func (p *sharedProcessor) distribute(n notification, isSync bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for l, syncing := range p.listeners {
+		if !isSync || syncing {
+			l.add(n)
+		}
+	}
+}
+
+// run starts every listener, waits for ctx to end, then stops them and
+// waits until each handler returned from its last call.
+func (p *sharedProcessor) run(ctx context.Context) {
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return
+	}
+	for l := range p.listeners {
+		p.wg.Go(l.run)
+		p.wg.Go(func() { l.followUpstream(p.upstream) })
+	}
+	p.started = true
+	p.mu.Unlock()
+
+	<-ctx.Done()
+
+	p.mu.Lock()
+	for l := range p.listeners {
+		l.stop()
+	}
+	p.listeners = map[*processorListener]bool{}
+	p.stopped = true
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// shouldResync starts a resync round: it marks the listeners whose period
+// elapsed and reports whether there is any.
+func (p *sharedProcessor) shouldResync() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.clock.Now()
+	any := false
+	for l := range p.listeners {
+		due := l.shouldResync(now)
+		p.listeners[l] = due
+		if due {
+			any = true
+			l.determineNextResync(now)
+		}
+	}
+	return any
+}
+
+// resyncCheckPeriodChanged recomputes every listener's effective resync
+// period against a new check period.
+func (p *sharedProcessor) resyncCheckPeriodChanged(logger klog.Logger, check time.Duration) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for l := range p.listeners {
+		l.setResyncPeriod(determineResyncPeriod(logger, l.requestedResync, check))
+	}
+}
+
+// determineResyncPeriod returns the resync period a handler gets: none
+// when it asked for none or the informer does not resync, and never less
+// than the informer's check period.
+func determineResyncPeriod(logger klog.Logger, desired, check time.Duration) time.Duration {
+	switch {
+	case desired == 0:
+		return 0
+	case check == 0:
+		logger.Info("Resync period ignored: this informer does not resync", "desired", desired)
+		return 0
+	case desired < check:
+		logger.Info("Resync period raised to the informer's resync check period", "desired", desired, "resyncCheckPeriod", check)
+		return check
+	}
+	return desired
+}

@@ -1,0 +1,144 @@
+package cache
+
+import (
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+// processPanicError is what Pop and PopBatch return when the process
+// function panicked. The popped item is dropped, as it would be if process
+// had returned an error, and the queue stays consistent and unlocked.
+type processPanicError struct {
+	// value is what the process function panicked with.
+	value interface{}
+	// stack is the panicking goroutine's stack.
+	stack []byte
+}
+
+// Error names the panic value.
+func (e *processPanicError) Error() string {
+	return fmt.Sprintf("process function panicked: %v", e.value)
+}
+
+// Unwrap returns the panic value when it is an error, so errors.Is and
+// errors.As see through the panic.
+func (e *processPanicError) Unwrap() error {
+	err, _ := e.value.(error)
+	return err
+}
+
+// callProcess runs fn, a call of the user's process function, and turns a
+// panic into a *processPanicError, which it also logs with the stack: the
+// stack is lost once the error travels up.
+func callProcess(logger klog.Logger, fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			perr := &processPanicError{value: r, stack: debug.Stack()}
+			logger.Error(perr, "Recovered from a panic in a queue's process function; the item is dropped", "stack", string(perr.stack))
+			err = perr
+		}
+	}()
+	return fn()
+}
+
+// lastKnownState returns the object knownObjects holds under key, for a
+// tombstone. A lookup error or a missing key (the store changed since it
+// listed its keys) is logged and yields nil: the tombstone then carries no
+// object. The caller holds its queue's lock; knownObjects takes its own
+// lock inside, which is the permitted order (queue lock, then store lock).
+func lastKnownState(logger klog.Logger, knownObjects KeyGetter, key string) interface{} {
+	obj, exists, err := knownObjects.GetByKey(key)
+	switch {
+	case err != nil:
+		logger.Error(err, "Lookup in known objects failed; the deletion is reported without its last state", "key", key)
+		return nil
+	case !exists:
+		logger.V(2).Info("Key vanished from known objects; the deletion is reported without its last state", "key", key)
+		return nil
+	}
+	return obj
+}
+
+// knownObjectForSync returns the object knownObjects holds under key for a
+// resync, and whether there is one. Failures are logged and skip the key.
+// Lock order as for lastKnownState.
+func knownObjectForSync(logger klog.Logger, knownObjects KeyGetter, key string) (interface{}, bool) {
+	obj, exists, err := knownObjects.GetByKey(key)
+	switch {
+	case err != nil:
+		logger.Error(err, "Lookup in known objects failed; the object is not resynced", "key", key)
+		return nil, false
+	case !exists:
+		logger.V(2).Info("Key vanished from known objects; the object is not resynced", "key", key)
+		return nil, false
+	}
+	return obj, true
+}
+
+const (
+	// slowDepth is the backlog above which slow processing is reported: a
+	// slow process function then delays many waiting items.
+	slowDepth = 10
+	// slowPerItem is how long processing one item may take before it is
+	// reported, when the backlog is deeper than slowDepth.
+	slowPerItem = 100 * time.Millisecond
+	// slowBatchCap caps the allowance of a batch.
+	slowBatchCap = time.Second
+)
+
+// reportSlowProcessing logs a process call that took longer than
+// its allowance while more than slowDepth items were waiting behind it.
+func reportSlowProcessing(logger klog.Logger, key string, items, depth int, took time.Duration) {
+	if depth <= slowDepth {
+		return
+	}
+	allowance := min(slowPerItem*time.Duration(items), slowBatchCap)
+	if took <= allowance {
+		return
+	}
+	logger.Info("Slow processing is holding up the queue", "key", key, "items", items, "depth", depth, "took", took)
+}
+
+// transformEntering applies transformer (nil: none) to obj, the object of
+// key, as it enters a queue. A tombstone is left as is: its object came
+// from the queue or from the known objects and was transformed on its way
+// in. A panic in transformer is returned as an error.
+func transformEntering(transformer TransformFunc, key string, obj interface{}) (interface{}, error) {
+	if transformer == nil {
+		return obj, nil
+	}
+	if _, ok := obj.(DeletedFinalStateUnknown); ok {
+		return obj, nil
+	}
+	out, err := callTransform(transformer, obj)
+	if err != nil {
+		return nil, fmt.Errorf("transforming object %q: %w", key, err)
+	}
+	return out, nil
+}
+
+// stagedObject is a listed object with its key, transformed, ready to be
+// queued.
+type stagedObject struct {
+	key string
+	obj interface{}
+}
+
+// stageAll stages every object of list with stage, which computes the key
+// and transforms, or fails on the first error. Queues stage a list before
+// taking their lock, so user code runs unlocked and a failure leaves the
+// queue unchanged.
+func stageAll(list []interface{}, stage func(obj interface{}) (string, interface{}, error)) ([]stagedObject, error) {
+	staged := make([]stagedObject, len(list))
+	for i, obj := range list {
+		key, out, err := stage(obj)
+		if err != nil {
+			return nil, err
+		}
+		staged[i] = stagedObject{key: key, obj: out}
+	}
+	return staged, nil
+}

@@ -1,0 +1,558 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// RealFIFOOptions configures NewRealFIFOWithOptions. The combinations are
+// checked: AtomicEvents requires KnownObjects to be nil; without
+// AtomicEvents, KnownObjects is required and UnlockWhileProcessing and
+// EmitDeltaTypeBookmark must be false. A wrong combination is a programming
+// error and makes the constructor panic.
+type RealFIFOOptions struct {
+	// Logger receives the queue's log output, under the queue's name.
+	// Default: klog.Background().
+	Logger *klog.Logger
+
+	// Name names the queue in logs and in HasSyncedChecker when Identifier
+	// has no name. Default: "RealFIFO".
+	Name string
+
+	// KeyFunction computes the key of an object. Default:
+	// MetaNamespaceKeyFunc. Deltas, Delta and DeletedFinalStateUnknown are
+	// unwrapped around it.
+	KeyFunction KeyFunc
+
+	// KnownObjects is the store the queue's consumer keeps up to date. It is
+	// required without AtomicEvents: Replace reports known keys missing from
+	// the list as deleted, and Resync requeues known objects. It must be nil
+	// with AtomicEvents, where the consumer does that work.
+	KnownObjects KeyListerGetter
+
+	// Transformer, if set, is applied once to every object entering the
+	// queue through Add, Update, Delete and Replace, before it is queued.
+	// Tombstones are not transformed (except inside an atomic Replace's list,
+	// which is transformed whole), nor are the objects Resync takes from
+	// KnownObjects.
+	Transformer TransformFunc
+
+	// AtomicEvents makes Replace queue a single ReplacedAll change carrying
+	// the whole list (a ReplacedAllInfo), and Resync a single SyncAll
+	// change, instead of one change per object.
+	AtomicEvents bool
+
+	// UnlockWhileProcessing makes Pop and PopBatch release the queue's lock
+	// while the process function runs, so producers are not held up by it;
+	// see RealFIFO. Requires AtomicEvents.
+	UnlockWhileProcessing bool
+
+	// Identifier names the queue for metrics; its name, if any, also
+	// replaces Name. Metrics are published only when it is Reserved.
+	Identifier InformerNameAndResource
+
+	// MetricsProvider creates the queue's metrics (queued items, processing
+	// latency). Default: the provider set by SetInformerMetricsProvider.
+	MetricsProvider InformerMetricsProvider
+
+	// EmitDeltaTypeBookmark makes Bookmark queue a Bookmark change; otherwise
+	// Bookmark does nothing. Requires AtomicEvents, so that bookmarks cannot
+	// overtake the objects of a Replace or Resync.
+	EmitDeltaTypeBookmark bool
+}
+
+// realFIFOBatchSize is the most changes PopBatch hands out at once. It also
+// sets the backlog (two batches) above which UnlockWhileProcessing keeps
+// the lock while processing.
+const realFIFOBatchSize = 1000
+
+// RealFIFO is a queue that hands out every change it receives, one entry
+// per change, in arrival order: unlike DeltaFIFO, changes to one object are
+// not merged, and deleted objects are still delivered. Pop hands out one
+// change (as a one-element Deltas); PopBatch hands out runs of changes to
+// distinct objects.
+//
+// Without AtomicEvents, KnownObjects is the consumer's store: Replace first
+// reports, as a Deleted change with a DeletedFinalStateUnknown, every queued
+// or known key missing from the new list, then queues a Replaced change per
+// listed object; Resync queues a Sync change per known object with no queued
+// change. With AtomicEvents, Replace and Resync each queue a single change
+// (ReplacedAll with a ReplacedAllInfo, SyncAll with a SyncAllInfo) and the
+// consumer compares with its store itself.
+//
+// With UnlockWhileProcessing the process function runs without the queue's
+// lock, so producers keep queueing while the consumer works; there must be a
+// single consumer. As backpressure, the lock is kept while processing once
+// two full batches are waiting: producers then block until the consumer
+// catches up, instead of growing the queue without bound.
+//
+// Lock order: the queue's lock, then KnownObjects' lock, never the reverse.
+// Without UnlockWhileProcessing, Pop and PopBatch run the process function
+// with the queue's lock held, so it must not call the queue.
+//
+// A RealFIFO must be made by NewRealFIFO or NewRealFIFOWithOptions. It is
+// safe for concurrent use. Objects handed out are shared with the producer
+// and must be treated as read-only.
+type RealFIFO struct {
+	// mu guards queue, sync and closed; cond, on mu, wakes Pop and PopBatch
+	// when a change is queued or the queue is closed. Lock order: mu, then
+	// KnownObjects. mu may be released while processing, see processLocked.
+	mu     sync.Mutex
+	cond   sync.Cond
+	queue  ring[queuedDelta]
+	sync   initialSync
+	closed bool
+
+	// The fields below are set by the constructor and never change, except
+	// batchSize and clock, which tests set before use.
+	name                  string
+	logger                klog.Logger
+	keyFunc               KeyFunc
+	knownObjects          KeyListerGetter
+	transformer           TransformFunc
+	atomicEvents          bool
+	unlockWhileProcessing bool
+	emitDeltaTypeBookmark bool
+	batchSize             int
+	metrics               queueMetrics
+	checker               *queueSyncedChecker
+	// clock times the process function for the latency metric and to report
+	// slow processing. Reading it costs, so it is read only when
+	// timeProcessing (the latency metric is published) or when a backlog
+	// waits behind the processed item.
+	clock          clock.PassiveClock
+	timeProcessing bool
+}
+
+var (
+	_ QueueWithBatch         = (*RealFIFO)(nil)
+	_ TransformingStore      = (*RealFIFO)(nil)
+	_ ReflectorBookmarkStore = (*RealFIFO)(nil)
+	_ DoneChecker            = (*RealFIFO)(nil)
+)
+
+// NewRealFIFO returns a RealFIFO keyed by keyFunc, with the required
+// knownObjects and an optional transformer, without AtomicEvents. It panics
+// if knownObjects is nil.
+//
+// Deprecated: use NewRealFIFOWithOptions.
+func NewRealFIFO(keyFunc KeyFunc, knownObjects KeyListerGetter, transformer TransformFunc) *RealFIFO {
+	return NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: keyFunc, KnownObjects: knownObjects, Transformer: transformer})
+}
+
+// NewRealFIFOWithOptions returns an empty RealFIFO configured by opts. It
+// panics on a combination of options RealFIFOOptions rules out.
+func NewRealFIFOWithOptions(opts RealFIFOOptions) *RealFIFO {
+	if err := opts.validate(); err != nil {
+		panic(fmt.Sprintf("NewRealFIFOWithOptions: %v", err))
+	}
+	f := &RealFIFO{
+		sync:                  newInitialSync(),
+		name:                  "RealFIFO",
+		logger:                klog.Background(),
+		keyFunc:               opts.KeyFunction,
+		knownObjects:          opts.KnownObjects,
+		transformer:           opts.Transformer,
+		atomicEvents:          opts.AtomicEvents,
+		unlockWhileProcessing: opts.UnlockWhileProcessing,
+		emitDeltaTypeBookmark: opts.EmitDeltaTypeBookmark,
+		batchSize:             realFIFOBatchSize,
+		metrics:               newQueueMetrics(opts.Identifier, opts.MetricsProvider),
+		clock:                 clock.RealClock{},
+	}
+	if f.keyFunc == nil {
+		f.keyFunc = MetaNamespaceKeyFunc
+	}
+	_, noLatencyMetric := f.metrics.processingLatency.(noopMetric)
+	f.timeProcessing = !noLatencyMetric
+	if name := opts.Identifier.Name(); name != "" {
+		f.name = name
+	} else if opts.Name != "" {
+		f.name = opts.Name
+	}
+	if opts.Logger != nil {
+		f.logger = *opts.Logger
+	}
+	f.logger = klog.LoggerWithName(f.logger, f.name)
+	f.cond.L = &f.mu
+	f.checker = &queueSyncedChecker{name: f.name, done: f.sync.done}
+	return f
+}
+
+// validate checks the combination of options.
+func (o RealFIFOOptions) validate() error {
+	if o.AtomicEvents {
+		if o.KnownObjects != nil {
+			return errors.New("KnownObjects must be nil with AtomicEvents")
+		}
+		return nil
+	}
+	switch {
+	case o.KnownObjects == nil:
+		return errors.New("KnownObjects is required without AtomicEvents")
+	case o.UnlockWhileProcessing:
+		return errors.New("UnlockWhileProcessing requires AtomicEvents")
+	case o.EmitDeltaTypeBookmark:
+		return errors.New("EmitDeltaTypeBookmark requires AtomicEvents")
+	}
+	return nil
+}
+
+// keyOf returns the key of obj, unwrapping a Deltas (its newest change), a
+// Delta and a DeletedFinalStateUnknown (its recorded key).
+func (f *RealFIFO) keyOf(obj interface{}) (string, error) {
+	inner, err := unwrapQueued(obj)
+	if err != nil {
+		return "", err
+	}
+	if d, ok := inner.(Delta); ok {
+		inner = d.Object
+	}
+	return tombstoneAwareKey(f.keyFunc, inner)
+}
+
+// Transformer returns the transform applied to objects entering the queue,
+// or nil.
+func (f *RealFIFO) Transformer() TransformFunc { return f.transformer }
+
+// stage computes obj's key and transforms obj, without the lock.
+func (f *RealFIFO) stage(obj interface{}) (string, interface{}, error) {
+	key, err := f.keyOf(obj)
+	if err != nil {
+		return "", nil, KeyError{Obj: obj, Err: err}
+	}
+	out, err := transformEntering(f.transformer, key, obj)
+	return key, out, err
+}
+
+// queuedLocked publishes the queue's new length and wakes the consumers
+// after changes were queued. The caller holds f.mu.
+func (f *RealFIFO) queuedLocked() {
+	f.metrics.queuedItems.Set(float64(f.queue.len()))
+	f.cond.Broadcast()
+}
+
+// Add queues an Added change for obj. A key or transform error leaves the
+// queue unchanged, but still ends a not-yet-started initial sync, as any
+// Add does.
+func (f *RealFIFO) Add(obj interface{}) error {
+	return f.change("add", Added, obj)
+}
+
+// Update queues an Updated change for obj, as Add does.
+func (f *RealFIFO) Update(obj interface{}) error {
+	return f.change("update", Updated, obj)
+}
+
+// Delete queues a Deleted change for obj, as Add does. Unlike DeltaFIFO,
+// a RealFIFO does not check that the object is known.
+func (f *RealFIFO) Delete(obj interface{}) error {
+	return f.change("delete", Deleted, obj)
+}
+
+func (f *RealFIFO) change(op string, t DeltaType, obj interface{}) error {
+	key, out, err := f.stage(obj)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sync.markPopulated()
+	if err != nil {
+		return fmt.Errorf("real fifo %s: %w", op, err)
+	}
+	f.queue.push(queuedDelta{key: key, Delta: Delta{Type: t, Object: out}})
+	f.queuedLocked()
+	return nil
+}
+
+// Bookmark queues a Bookmark change carrying resourceVersion in a
+// BookmarkInfo, if EmitDeltaTypeBookmark is set; otherwise it does nothing.
+// It does not affect the initial sync.
+func (f *RealFIFO) Bookmark(resourceVersion string) error {
+	if !f.emitDeltaTypeBookmark {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.queue.push(queuedDelta{Delta: Delta{Type: Bookmark, Object: BookmarkInfo{ResourceVersion: resourceVersion}}})
+	f.queuedLocked()
+	return nil
+}
+
+// Replace records a new full list, observed at resourceVersion.
+//
+// With AtomicEvents it queues one ReplacedAll change whose ReplacedAllInfo
+// holds resourceVersion and the transformed list; the queue keeps newItems
+// itself when there is no transformer, so the caller must not modify it.
+// Keys are not computed: the consumer does that.
+//
+// Otherwise it queues a Deleted change with a DeletedFinalStateUnknown for
+// every key missing from newItems: first the queued keys, in order, whose
+// newest change is not already a deletion (the tombstone carries that
+// change's object), then the known keys that are not queued (carrying the
+// known object); then a Replaced change for every object of newItems, in
+// order.
+//
+// Keys and transforms are computed before anything is queued, so an error
+// leaves the queue unchanged. The first Replace before any Add, Update or
+// Delete fixes the items the initial sync waits for: everything queued when
+// it returns.
+func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error {
+	if f.atomicEvents {
+		return f.replaceAtomic(newItems, resourceVersion)
+	}
+	staged, err := stageAll(newItems, f.stage)
+	if err != nil {
+		return fmt.Errorf("real fifo replace: %w", err)
+	}
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	listed := make(map[string]struct{}, len(staged))
+	for _, s := range staged {
+		listed[s.key] = struct{}{}
+	}
+	for _, t := range replacementTombstones(f.logger, f.queuedChangesLocked(), f.knownObjects, listed) {
+		f.queue.push(queuedDelta{key: t.Key, Delta: Delta{Type: Deleted, Object: t}})
+	}
+	for _, s := range staged {
+		f.queue.push(queuedDelta{key: s.key, Delta: Delta{Type: Replaced, Object: s.obj}})
+	}
+	f.sync.firstReplace(f.queue.len())
+	f.queuedLocked()
+	return nil
+}
+
+// replaceAtomic is Replace with AtomicEvents.
+func (f *RealFIFO) replaceAtomic(list []interface{}, resourceVersion string) error {
+	objs := list
+	if f.transformer != nil {
+		objs = make([]interface{}, len(list))
+		for i, obj := range list {
+			out, err := callTransform(f.transformer, obj)
+			if err != nil {
+				return fmt.Errorf("real fifo replace: transforming object %d of the list: %w", i, err)
+			}
+			objs[i] = out
+		}
+	}
+	info := ReplacedAllInfo{ResourceVersion: resourceVersion, Objects: objs}
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.queue.push(queuedDelta{Delta: Delta{Type: ReplacedAll, Object: info}})
+	f.sync.firstReplace(f.queue.len())
+	f.queuedLocked()
+	return nil
+}
+
+// queuedChangesLocked yields the queued changes with their keys, oldest
+// first. The caller holds f.mu while iterating.
+func (f *RealFIFO) queuedChangesLocked() iter.Seq2[string, Delta] {
+	return func(yield func(string, Delta) bool) {
+		for i := 0; i < f.queue.len(); i++ {
+			e := f.queue.at(i)
+			if !yield(e.key, e.Delta) {
+				return
+			}
+		}
+	}
+}
+
+// Resync asks for the known objects to be processed again. With
+// AtomicEvents it queues one SyncAll change. Otherwise it queues a Sync
+// change for every object of KnownObjects whose key has no queued change (a
+// queued change is newer than the known state); known objects are queued
+// as they are, not transformed again. An object whose key cannot be
+// computed stops the resync with a KeyError; the changes queued before it
+// stay queued.
+func (f *RealFIFO) Resync() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.atomicEvents {
+		f.queue.push(queuedDelta{Delta: Delta{Type: SyncAll, Object: SyncAllInfo{}}})
+		f.queuedLocked()
+		return nil
+	}
+	defer f.queuedLocked()
+	queued := make(map[string]struct{}, f.queue.len())
+	for key := range f.queuedChangesLocked() {
+		queued[key] = struct{}{}
+	}
+	for _, knownKey := range f.knownObjects.ListKeys() {
+		if _, ok := queued[knownKey]; ok {
+			continue
+		}
+		obj, ok := knownObjectForSync(f.logger, f.knownObjects, knownKey)
+		if !ok {
+			continue
+		}
+		key, err := f.keyOf(obj)
+		if err != nil {
+			return fmt.Errorf("real fifo resync: %w", KeyError{Obj: obj, Err: err})
+		}
+		f.queue.push(queuedDelta{key: key, Delta: Delta{Type: Sync, Object: obj}})
+	}
+	return nil
+}
+
+// waitLocked waits until a change is queued, or returns ErrFIFOClosed once
+// the queue is closed and empty. The caller holds f.mu; it is released
+// while waiting.
+func (f *RealFIFO) waitLocked() error {
+	for f.queue.len() == 0 {
+		if f.closed {
+			return ErrFIFOClosed
+		}
+		f.cond.Wait()
+	}
+	return nil
+}
+
+// Pop waits until a change is queued or the queue is closed, removes the
+// oldest change and calls process with it as a one-element Deltas, which it
+// then returns with process's error. Once the queue is closed and empty,
+// Pop returns ErrFIFOClosed.
+//
+// process runs with the queue's lock held, unless UnlockWhileProcessing is
+// set and fewer than two batches are waiting (see RealFIFO). A panic in
+// process is recovered, logged and returned as an error; the change is
+// dropped as with any error. isInInitialList is true while the initial sync
+// is not over; it ends once process returned for the last item of the
+// first Replace. There must be a single consumer.
+func (f *RealFIFO) Pop(process PopProcessFunc) (interface{}, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.waitLocked(); err != nil {
+		return nil, err
+	}
+	isInInitialList := !f.sync.synced()
+	e := f.queue.popFront()
+	f.sync.take(1)
+	f.metrics.queuedItems.Set(float64(f.queue.len()))
+	var item interface{} = Deltas{e.Delta} // boxed once for process and the result
+	err := f.processLocked(e.key, 1, func() error { return process(item, isInInitialList) })
+	f.sync.settle()
+	return item, err
+}
+
+// PopBatch waits until a change is queued or the queue is closed, removes
+// the longest run of changes at the front that can be processed together,
+// and hands it to processBatch, or to processSingle (as a one-element
+// Deltas) when the run has one change. Both functions must process
+// changes the same way. Once the queue is closed and empty it returns
+// ErrFIFOClosed; otherwise it returns the process function's error.
+//
+// A run holds at most 1000 changes, all of Added, Updated, Deleted,
+// Replaced or Sync type and each about a different object; a change of
+// another type is handed out alone. While the initial sync is not over, a
+// run never mixes the first Replace's items with later ones, so
+// isInInitialList is right for the whole run. Locking and panics are as for
+// Pop.
+func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProcessFunc) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.waitLocked(); err != nil {
+		return err
+	}
+	isInInitialList := !f.sync.synced()
+	limit := f.batchSize
+	if owed := f.sync.owed; owed > 0 {
+		limit = min(limit, owed)
+	}
+	n := batchLen(&f.queue, limit)
+	key := f.queue.at(0).key
+	batch := make(Deltas, n)
+	for i := range batch {
+		batch[i] = f.queue.popFront().Delta
+	}
+	f.sync.take(n)
+	f.metrics.queuedItems.Set(float64(f.queue.len()))
+	var err error
+	if n == 1 {
+		err = f.processLocked(key, 1, func() error { return processSingle(batch, isInInitialList) })
+	} else {
+		err = f.processLocked(key, n, func() error { return processBatch(batch, isInInitialList) })
+	}
+	f.sync.settle()
+	return err
+}
+
+// processLocked calls call, which runs the user's process function on n
+// changes (the first with key), recovers a panic, and records the latency.
+// The caller holds f.mu and holds it again when processLocked returns. With
+// UnlockWhileProcessing, f.mu is released during call unless two full
+// batches are waiting (backpressure, see RealFIFO).
+func (f *RealFIFO) processLocked(key string, n int, call func() error) error {
+	depth := f.queue.len()
+	if f.unlockWhileProcessing && depth < 2*f.batchSize {
+		f.mu.Unlock()
+		defer f.mu.Lock()
+	}
+	if !f.timeProcessing && depth <= slowDepth {
+		return callProcess(f.logger, call)
+	}
+	start := f.clock.Now()
+	err := callProcess(f.logger, call)
+	took := f.clock.Since(start)
+	f.metrics.processingLatency.Observe(took.Seconds())
+	reportSlowProcessing(f.logger, key, n, depth, took)
+	return err
+}
+
+// Close wakes every waiting Pop and PopBatch; they return ErrFIFOClosed once
+// the queued changes are drained. Producers may still queue changes.
+func (f *RealFIFO) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	f.cond.Broadcast()
+}
+
+// IsClosed reports whether Close was called.
+func (f *RealFIFO) IsClosed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed
+}
+
+// HasSynced reports whether the initial sync is over: every item of the
+// first Replace was popped and processed, or an Add, Update or Delete came
+// before any Replace.
+func (f *RealFIFO) HasSynced() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sync.synced()
+}
+
+// HasSyncedChecker returns a DoneChecker, named after the queue, that is
+// done when HasSynced turns true.
+func (f *RealFIFO) HasSyncedChecker() DoneChecker { return f.checker }
+
+// Name returns the queue's name.
+func (f *RealFIFO) Name() string { return f.name }
+
+// Done returns a channel closed when HasSynced turns true.
+func (f *RealFIFO) Done() <-chan struct{} { return f.checker.done }
+
+// ReplacedAllInfo is the Object of a ReplacedAll change: a whole new list.
+type ReplacedAllInfo struct {
+	// ResourceVersion is the resource version the list was observed at.
+	ResourceVersion string
+	// Objects is the list, already transformed. Read-only.
+	Objects []interface{}
+}
+
+// SyncAllInfo is the Object of a SyncAll change: every known object should
+// be processed again.
+type SyncAllInfo struct{}
+
+// BookmarkInfo is the Object of a Bookmark change: the watch reached a
+// resource version without any object changing.
+type BookmarkInfo struct {
+	// ResourceVersion is the resource version reached.
+	ResourceVersion string
+}

@@ -1,0 +1,502 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// SharedInformer keeps a cache of one resource, filled by one list-and-watch,
+// and tells any number of handlers about every change. Each handler gets the
+// changes in order on its own goroutine; a slow handler delays only itself.
+// Objects handed to handlers and returned by the store are shared: treat
+// them as read-only.
+type SharedInformer interface {
+	// AddEventHandler registers handler with the default resync period.
+	// Added to a running informer, the handler first receives OnAdd, with
+	// isInInitialList true, for every object already cached, then every
+	// later change, with neither gap nor duplicate.
+	AddEventHandler(handler ResourceEventHandler) (ResourceEventHandlerRegistration, error)
+	// AddEventHandlerWithResyncPeriod registers handler with its own
+	// resync period (see AddEventHandlerWithOptions for the rules).
+	AddEventHandlerWithResyncPeriod(handler ResourceEventHandler, resyncPeriod time.Duration) (ResourceEventHandlerRegistration, error)
+	// AddEventHandlerWithOptions registers handler. A resync period below
+	// one second is raised to one second; below the informer's resync check
+	// period it lowers that period before Run, and is raised to it after.
+	AddEventHandlerWithOptions(handler ResourceEventHandler, options HandlerOptions) (ResourceEventHandlerRegistration, error)
+	// RemoveEventHandler stops delivering to the handler behind handle.
+	RemoveEventHandler(handle ResourceEventHandlerRegistration) error
+	// GetStore returns the cache.
+	GetStore() Store
+	// GetController returns a view of the informer as a Controller; its Run
+	// methods do nothing.
+	GetController() Controller
+	// Run runs the informer until stopCh closes.
+	Run(stopCh <-chan struct{})
+	// RunWithContext runs the informer until ctx ends. Only the first call
+	// runs; later ones return at once.
+	RunWithContext(ctx context.Context)
+	// HasSynced reports whether the cache holds the first complete list.
+	// It says nothing about handlers: see the registration's HasSynced.
+	HasSynced() bool
+	// HasSyncedChecker returns a DoneChecker for HasSynced.
+	HasSyncedChecker() DoneChecker
+	// LastSyncResourceVersion returns the resource version last observed.
+	LastSyncResourceVersion() string
+
+	// SetWatchErrorHandler sets the handler told about list and watch
+	// errors. It fails once the informer started.
+	SetWatchErrorHandler(handler WatchErrorHandler) error
+
+	// SetWatchErrorHandlerWithContext is SetWatchErrorHandler with a
+	// context-aware handler.
+	SetWatchErrorHandlerWithContext(handler WatchErrorHandlerWithContext) error
+
+	// SetTransform sets the transform applied once to every object before
+	// it is cached and handed to handlers. It fails once the informer
+	// started.
+	SetTransform(handler TransformFunc) error
+
+	// IsStopped reports whether the informer has stopped.
+	IsStopped() bool
+}
+
+// ResourceEventHandlerRegistration is the handle of one registered handler.
+type ResourceEventHandlerRegistration interface {
+	// HasSynced reports whether the informer synced and this handler has
+	// processed every object of its initial list.
+	HasSynced() bool
+
+	// HasSyncedChecker returns a DoneChecker for HasSynced.
+	HasSyncedChecker() DoneChecker
+}
+
+// HandlerOptions tunes one handler registration.
+type HandlerOptions struct {
+	// Logger, if set, is used for this handler's messages.
+	Logger *klog.Logger
+
+	// ResyncPeriod, if set, overrides the informer's default resync period
+	// for this handler; zero means no resync.
+	ResyncPeriod *time.Duration
+}
+
+// SharedIndexInformer is a SharedInformer whose cache is an Indexer.
+type SharedIndexInformer interface {
+	SharedInformer
+	// AddIndexers adds indexes; allowed before and after Run, not after
+	// the informer stopped.
+	AddIndexers(indexers Indexers) error
+	// GetIndexer returns the cache.
+	GetIndexer() Indexer
+}
+
+// SharedIndexInformerOptions configures NewSharedIndexInformerWithOptions.
+type SharedIndexInformerOptions struct {
+	// ResyncPeriod is the default resync period of handlers.
+	ResyncPeriod time.Duration
+
+	// Indexers are the cache's initial indexes.
+	Indexers Indexers
+
+	// ObjectDescription names the watched type in logs; by default it is
+	// derived from the example object.
+	ObjectDescription string
+
+	// Identifier names the informer for its metrics.
+	Identifier InformerNameAndResource
+
+	// InformerMetricsProvider, if set, replaces the process-wide provider.
+	InformerMetricsProvider InformerMetricsProvider
+}
+
+// minimumResyncPeriod is the smallest resync period a handler can get.
+const minimumResyncPeriod = time.Second
+
+// NewSharedInformer returns an informer for the objects lw lists, of the
+// type of exampleObject.
+func NewSharedInformer(lw ListerWatcher, exampleObject runtime.Object, defaultEventHandlerResyncPeriod time.Duration) SharedInformer {
+	return NewSharedIndexInformer(lw, exampleObject, defaultEventHandlerResyncPeriod, Indexers{})
+}
+
+// NewSharedIndexInformer returns an informer with the given indexes.
+func NewSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, defaultEventHandlerResyncPeriod time.Duration, indexers Indexers) SharedIndexInformer {
+	return NewSharedIndexInformerWithOptions(lw, exampleObject, SharedIndexInformerOptions{
+		ResyncPeriod: defaultEventHandlerResyncPeriod,
+		Indexers:     indexers,
+	})
+}
+
+// NewSharedIndexInformerWithOptions returns an informer configured by
+// options. It is the one constructor the others call.
+func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.Object, options SharedIndexInformerOptions) SharedIndexInformer {
+	return newSharedIndexInformer(lw, exampleObject, options, clock.RealClock{})
+}
+
+func newSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, options SharedIndexInformerOptions, clk clock.WithTicker) *sharedIndexInformer {
+	description := options.ObjectDescription
+	if description == "" {
+		description = fmt.Sprintf("%T", exampleObject)
+	}
+	synced := make(chan struct{})
+	s := &sharedIndexInformer{
+		indexer: NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, options.Indexers,
+			WithStoreMetrics(options.Identifier, options.InformerMetricsProvider)),
+		listerWatcher:     lw,
+		objectType:        exampleObject,
+		objectDescription: description,
+		defaultResync:     options.ResyncPeriod,
+		resyncCheckPeriod: options.ResyncPeriod,
+		identifier:        options.Identifier,
+		metricsProvider:   options.InformerMetricsProvider,
+		mutationDetector:  NewCacheMutationDetector(description),
+		clock:             clk,
+		synced:            synced,
+	}
+	s.processor = newSharedProcessor(clk, synced)
+	return s
+}
+
+// sharedIndexInformer is the SharedIndexInformer.
+//
+// Lock order: mu, then deliverMu, then the processor's locks. No lock is
+// held while a handler runs: handlers run on listener goroutines.
+type sharedIndexInformer struct {
+	// mu guards started, stopped, controller, transform,
+	// watchErrorHandler and resyncCheckPeriod.
+	mu                sync.Mutex
+	started           bool
+	stopped           bool
+	controller        Controller
+	transform         TransformFunc
+	watchErrorHandler WatchErrorHandlerWithContext
+	resyncCheckPeriod time.Duration
+
+	// deliverMu is held while a batch of deltas updates the cache and is
+	// handed to the listeners, and while a handler joins or leaves, so a
+	// joining handler sees the cache and then exactly the later changes.
+	deliverMu sync.Mutex
+
+	indexer           Indexer
+	processor         *sharedProcessor
+	listerWatcher     ListerWatcher
+	objectType        runtime.Object
+	objectDescription string
+	defaultResync     time.Duration
+	identifier        InformerNameAndResource
+	metricsProvider   InformerMetricsProvider
+	mutationDetector  MutationDetector
+	clock             clock.WithTicker
+	// synced is closed once the cache holds the first complete list.
+	synced chan struct{}
+}
+
+var _ SharedIndexInformer = (*sharedIndexInformer)(nil)
+
+// SetWatchErrorHandler sets the list/watch error handler before Run.
+func (s *sharedIndexInformer) SetWatchErrorHandler(handler WatchErrorHandler) error {
+	if handler == nil {
+		return s.SetWatchErrorHandlerWithContext(nil)
+	}
+	return s.SetWatchErrorHandlerWithContext(func(_ context.Context, r *Reflector, err error) {
+		handler(r, err)
+	})
+}
+
+// SetWatchErrorHandlerWithContext sets the list/watch error handler before
+// Run.
+func (s *sharedIndexInformer) SetWatchErrorHandlerWithContext(handler WatchErrorHandlerWithContext) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return errors.New("setting the watch error handler: the informer has already started")
+	}
+	s.watchErrorHandler = handler
+	return nil
+}
+
+// SetTransform sets the transform before Run.
+func (s *sharedIndexInformer) SetTransform(handler TransformFunc) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return errors.New("setting the transform: the informer has already started")
+	}
+	s.transform = handler
+	return nil
+}
+
+// Run runs the informer until stopCh closes.
+func (s *sharedIndexInformer) Run(stopCh <-chan struct{}) {
+	s.RunWithContext(wait.ContextForChannel(stopCh))
+}
+
+// RunWithContext lists and watches, keeps the cache, and feeds the
+// handlers until ctx ends; it returns once every handler returned from its
+// last call. Only the first call runs.
+func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	ctrl := s.start(logger)
+	if ctrl == nil {
+		logger.Info("Ignoring a second Run of a shared informer", "type", s.objectDescription)
+		return
+	}
+
+	procCtx, stopProcessor := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() { s.mutationDetector.Run(procCtx.Done()) })
+	wg.Go(func() { s.processor.run(procCtx) })
+	wg.Go(func() {
+		select {
+		case <-ctrl.HasSyncedChecker().Done():
+			close(s.synced)
+		case <-procCtx.Done():
+		}
+	})
+
+	ctrl.RunWithContext(ctx)
+
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
+	stopProcessor()
+	wg.Wait()
+}
+
+// start builds the controller, once. It returns nil if the informer was
+// already started.
+func (s *sharedIndexInformer) start(logger klog.Logger) Controller {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return nil
+	}
+	queue := newInformerQueue(logger, s.objectType, s.indexer, s.transform, s.identifier, s.metricsProvider)
+	cfg := &Config{
+		Queue:             queue,
+		ListerWatcher:     s.listerWatcher,
+		ObjectType:        s.objectType,
+		ObjectDescription: s.objectDescription,
+		FullResyncPeriod:  s.resyncCheckPeriod,
+		ShouldResync:      s.processor.shouldResync,
+		Process: func(obj interface{}, isInInitialList bool) error {
+			return s.handleDeltas(logger, obj, isInInitialList)
+		},
+		ProcessBatch: func(deltas []Delta, isInInitialList bool) error {
+			s.deliverMu.Lock()
+			defer s.deliverMu.Unlock()
+			return processDeltasInBatch(logger, s, s.indexer, deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc)
+		},
+		WatchErrorHandlerWithContext: s.watchErrorHandler,
+	}
+	s.controller = newController(cfg, s.clock)
+	s.started = true
+	return s.controller
+}
+
+// handleDeltas applies one popped item to the cache and the listeners.
+func (s *sharedIndexInformer) handleDeltas(logger klog.Logger, obj interface{}, isInInitialList bool) error {
+	deltas, ok := obj.(Deltas)
+	if !ok {
+		return fmt.Errorf("processing %s: popped %T, want Deltas", s.objectDescription, obj)
+	}
+	s.deliverMu.Lock()
+	defer s.deliverMu.Unlock()
+	return processDeltas(logger, s, s.indexer, deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc)
+}
+
+// OnAdd hands a new object to the listeners. It is how processDeltas talks
+// to the informer; it is not meant to be called by users.
+func (s *sharedIndexInformer) OnAdd(obj interface{}, isInInitialList bool) {
+	s.mutationDetector.AddObject(obj)
+	s.processor.distribute(addNotification(obj, isInInitialList), false)
+}
+
+// OnUpdate hands a changed object to the listeners. An update that keeps
+// the resource version is a resync and only reaches the listeners whose
+// resync period is due.
+func (s *sharedIndexInformer) OnUpdate(oldObj, newObj interface{}) {
+	isSync := false
+	if newMeta, err := meta.Accessor(newObj); err == nil {
+		if oldMeta, err := meta.Accessor(oldObj); err == nil {
+			isSync = newMeta.GetResourceVersion() == oldMeta.GetResourceVersion()
+		}
+	}
+	s.mutationDetector.AddObject(newObj)
+	s.processor.distribute(updateNotification(oldObj, newObj), isSync)
+}
+
+// OnDelete hands a deleted object to the listeners.
+func (s *sharedIndexInformer) OnDelete(obj interface{}) {
+	s.processor.distribute(deleteNotification(obj), false)
+}
+
+// HasSynced reports whether the cache holds the first complete list.
+func (s *sharedIndexInformer) HasSynced() bool { return isClosed(s.synced) }
+
+// HasSyncedChecker returns a DoneChecker for HasSynced.
+func (s *sharedIndexInformer) HasSyncedChecker() DoneChecker {
+	return informerSyncedChecker{s: s}
+}
+
+// informerSyncedChecker is the informer's DoneChecker.
+type informerSyncedChecker struct{ s *sharedIndexInformer }
+
+func (c informerSyncedChecker) Name() string {
+	return "SharedIndexInformer " + c.s.objectDescription
+}
+
+func (c informerSyncedChecker) Done() <-chan struct{} { return c.s.synced }
+
+// LastSyncResourceVersion returns the resource version last observed, or
+// "" before Run.
+func (s *sharedIndexInformer) LastSyncResourceVersion() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.controller == nil {
+		return ""
+	}
+	return s.controller.LastSyncResourceVersion()
+}
+
+// GetStore returns the cache.
+func (s *sharedIndexInformer) GetStore() Store { return s.indexer }
+
+// GetIndexer returns the cache.
+func (s *sharedIndexInformer) GetIndexer() Indexer { return s.indexer }
+
+// AddIndexers adds indexes to the cache, before or after Run.
+func (s *sharedIndexInformer) AddIndexers(indexers Indexers) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return errors.New("adding indexers: the informer has stopped")
+	}
+	return s.indexer.AddIndexers(indexers)
+}
+
+// GetController returns a Controller view of the informer.
+func (s *sharedIndexInformer) GetController() Controller { return informerAsController{s: s} }
+
+// informerAsController lets an informer be passed where a Controller is
+// expected; running it is the informer's business, so Run does nothing.
+type informerAsController struct{ s *sharedIndexInformer }
+
+func (c informerAsController) RunWithContext(context.Context) {}
+func (c informerAsController) Run(<-chan struct{})            {}
+func (c informerAsController) HasSynced() bool                { return c.s.HasSynced() }
+func (c informerAsController) HasSyncedChecker() DoneChecker  { return c.s.HasSyncedChecker() }
+func (c informerAsController) LastSyncResourceVersion() string {
+	return c.s.LastSyncResourceVersion()
+}
+
+// AddEventHandler registers handler with the default resync period.
+func (s *sharedIndexInformer) AddEventHandler(handler ResourceEventHandler) (ResourceEventHandlerRegistration, error) {
+	return s.AddEventHandlerWithOptions(handler, HandlerOptions{})
+}
+
+// AddEventHandlerWithResyncPeriod registers handler with its own period.
+func (s *sharedIndexInformer) AddEventHandlerWithResyncPeriod(handler ResourceEventHandler, resyncPeriod time.Duration) (ResourceEventHandlerRegistration, error) {
+	return s.AddEventHandlerWithOptions(handler, HandlerOptions{ResyncPeriod: &resyncPeriod})
+}
+
+// AddEventHandlerWithOptions registers handler; see SharedInformer.
+func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHandler, options HandlerOptions) (ResourceEventHandlerRegistration, error) {
+	if isNilHandler(handler) {
+		return nil, errors.New("adding event handler: the handler is nil")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return nil, fmt.Errorf("adding event handler %s: the informer has stopped", nameForHandler(handler))
+	}
+	logger := klog.Background()
+	if options.Logger != nil {
+		logger = *options.Logger
+	}
+	requested := s.resyncPeriodLocked(logger, options.ResyncPeriod)
+	l := newProcessorListener(listenerConfig{
+		logger:          logger,
+		handler:         handler,
+		requestedResync: requested,
+		resyncPeriod:    determineResyncPeriod(logger, requested, s.resyncCheckPeriod),
+		now:             s.clock.Now(),
+		upstreamName:    s.HasSyncedChecker().Name(),
+		id:              s.identifier,
+		metrics:         s.metricsProvider,
+	})
+	if !s.started {
+		s.processor.addListener(l, nil)
+		return l, nil
+	}
+	// Running: hand the handler the cache, then the changes after it,
+	// with deltas held off in between.
+	s.deliverMu.Lock()
+	defer s.deliverMu.Unlock()
+	s.processor.addListener(l, s.indexer.List())
+	return l, nil
+}
+
+// resyncPeriodLocked applies the resync rules to a handler's request and
+// returns the period it gets. The caller holds s.mu.
+func (s *sharedIndexInformer) resyncPeriodLocked(logger klog.Logger, requested *time.Duration) time.Duration {
+	period := s.defaultResync
+	if requested != nil {
+		period = *requested
+	}
+	if period <= 0 {
+		return 0
+	}
+	if period < minimumResyncPeriod {
+		logger.Info("Resync period too small; using the minimum", "resyncPeriod", period, "minimumResyncPeriod", minimumResyncPeriod)
+		period = minimumResyncPeriod
+	}
+	if period < s.resyncCheckPeriod {
+		if s.started {
+			logger.Info("Resync period below the running informer's check period; using the check period", "resyncPeriod", period, "resyncCheckPeriod", s.resyncCheckPeriod)
+			return s.resyncCheckPeriod
+		}
+		s.resyncCheckPeriod = period
+		s.processor.resyncCheckPeriodChanged(logger, period)
+	}
+	return period
+}
+
+// IsStopped reports whether the informer has stopped.
+func (s *sharedIndexInformer) IsStopped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopped
+}
+
+// RemoveEventHandler stops delivering to the handler behind handle. An
+// unknown handle is not an error.
+func (s *sharedIndexInformer) RemoveEventHandler(handle ResourceEventHandlerRegistration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deliverMu.Lock()
+	defer s.deliverMu.Unlock()
+	return s.processor.removeListener(handle)
+}
+
+// ShutDownEventHandler removes the handler behind handle and waits until it
+// returned from its last call.
+func ShutDownEventHandler(informer SharedInformer, handle ResourceEventHandlerRegistration) error {
+	if err := informer.RemoveEventHandler(handle); err != nil {
+		return err
+	}
+	waiter, ok := handle.(interface{ ShutdownChan() <-chan struct{} })
+	if !ok {
+		return fmt.Errorf("shutting down event handler: %T cannot report its shutdown", handle)
+	}
+	<-waiter.ShutdownChan()
+	return nil
+}

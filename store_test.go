@@ -1,0 +1,519 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+)
+
+// storeOp is one step of a table test against an Indexer.
+type storeOp func(Indexer) error
+
+func add(obj interface{}) storeOp    { return func(s Indexer) error { return s.Add(obj) } }
+func update(obj interface{}) storeOp { return func(s Indexer) error { return s.Update(obj) } }
+func del(obj interface{}) storeOp    { return func(s Indexer) error { return s.Delete(obj) } }
+func replace(rv string, objs ...interface{}) storeOp {
+	return func(s Indexer) error { return s.Replace(objs, rv) }
+}
+
+func TestIndexer_Contracts(t *testing.T) {
+	tests := map[string]struct {
+		ops       []storeOp
+		wantKeys  []string
+		wantNodes map[string][]string // node -> keys
+	}{
+		"add stores and indexes": {
+			ops:       []storeOp{add(podOnNode("ns", "a", "n1", 1))},
+			wantKeys:  []string{"ns/a"},
+			wantNodes: map[string][]string{"n1": {"ns/a"}},
+		},
+		"update moves the object between index values": {
+			ops:       []storeOp{add(podOnNode("ns", "a", "n1", 1)), update(podOnNode("ns", "a", "n2", 2))},
+			wantKeys:  []string{"ns/a"},
+			wantNodes: map[string][]string{"n2": {"ns/a"}},
+		},
+		"add of an existing key acts as update": {
+			ops:       []storeOp{add(podOnNode("ns", "a", "n1", 1)), add(podOnNode("ns", "a", "n2", 2))},
+			wantKeys:  []string{"ns/a"},
+			wantNodes: map[string][]string{"n2": {"ns/a"}},
+		},
+		"update of an absent key acts as add": {
+			ops:       []storeOp{update(podOnNode("ns", "a", "n1", 1))},
+			wantKeys:  []string{"ns/a"},
+			wantNodes: map[string][]string{"n1": {"ns/a"}},
+		},
+		"delete removes from map and index": {
+			ops:       []storeOp{add(podOnNode("ns", "a", "n1", 1)), add(podOnNode("ns", "b", "n1", 1)), del(podOnNode("ns", "a", "n1", 1))},
+			wantKeys:  []string{"ns/b"},
+			wantNodes: map[string][]string{"n1": {"ns/b"}},
+		},
+		"delete of an absent key is a no-op": {
+			ops:       []storeOp{add(podOnNode("ns", "a", "n1", 1)), del(podOnNode("ns", "zz", "n1", 1))},
+			wantKeys:  []string{"ns/a"},
+			wantNodes: map[string][]string{"n1": {"ns/a"}},
+		},
+		"delete finds the object by key, whatever the stale copy says": {
+			ops:       []storeOp{add(podOnNode("ns", "a", "n1", 1)), del(podOnNode("ns", "a", "elsewhere", 0))},
+			wantKeys:  []string{},
+			wantNodes: map[string][]string{},
+		},
+		"replace swaps content and rebuilds indexes": {
+			ops: []storeOp{
+				add(podOnNode("ns", "a", "n1", 1)),
+				replace("9", podOnNode("ns", "b", "n2", 3), podOnNode("ns", "c", "n2", 4)),
+			},
+			wantKeys:  []string{"ns/b", "ns/c"},
+			wantNodes: map[string][]string{"n2": {"ns/b", "ns/c"}},
+		},
+		"replace with nothing empties": {
+			ops:       []storeOp{add(podOnNode("ns", "a", "n1", 1)), replace("9")},
+			wantKeys:  []string{},
+			wantNodes: map[string][]string{},
+		},
+		"objects without an index value are not indexed": {
+			ops:       []storeOp{add(podOnNode("ns", "a", "", 1))},
+			wantKeys:  []string{"ns/a"},
+			wantNodes: map[string][]string{},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s := NewIndexer(MetaNamespaceKeyFunc, Indexers{"node": byNodeIndex})
+			for i, op := range tc.ops {
+				if err := op(s); err != nil {
+					t.Fatalf("op %d: %v", i, err)
+				}
+			}
+			if diff := cmp.Diff(tc.wantKeys, sorted(s.ListKeys())); diff != "" {
+				t.Errorf("ListKeys (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantKeys, keysOf(s.List())); diff != "" {
+				t.Errorf("List (-want +got):\n%s", diff)
+			}
+			gotNodes := map[string][]string{}
+			for _, node := range s.ListIndexFuncValues("node") {
+				keys, err := s.IndexKeys("node", node)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gotNodes[node] = sorted(keys)
+				objs, err := s.ByIndex("node", node)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(gotNodes[node], keysOf(objs)); diff != "" {
+					t.Errorf("ByIndex(%s) disagrees with IndexKeys:\n%s", node, diff)
+				}
+			}
+			if diff := cmp.Diff(tc.wantNodes, gotNodes); diff != "" {
+				t.Errorf("node index (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// byLabelValues indexes a pod under the value of every label: a
+// multi-valued index.
+func byLabelValues(obj interface{}) ([]string, error) {
+	var out []string
+	for _, v := range obj.(*v1.Pod).Labels {
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func TestIndexer_IndexReturnsTheUnionWithoutDuplicates(t *testing.T) {
+	s := NewIndexer(MetaNamespaceKeyFunc, Indexers{"labels": byLabelValues})
+	for _, p := range []*v1.Pod{
+		testPod("ns", "a", "1", "x", "red", "y", "blue"),
+		testPod("ns", "b", "1", "x", "red"),
+		testPod("ns", "c", "1", "x", "blue"),
+		testPod("ns", "d", "1", "x", "green"),
+	} {
+		if err := s.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Index("labels", testPod("", "probe", "", "p", "red", "q", "blue"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"ns/a", "ns/b", "ns/c"}, keysOf(got)); diff != "" {
+		t.Errorf("Index (-want +got):\n%s", diff)
+	}
+	one, err := s.Index("labels", testPod("", "probe", "", "p", "green"))
+	if err != nil || len(one) != 1 {
+		t.Errorf("single-valued probe: %v, %v", keysOf(one), err)
+	}
+	if diff := cmp.Diff([]string{"blue", "green", "red"}, sorted(s.ListIndexFuncValues("labels"))); diff != "" {
+		t.Errorf("values (-want +got):\n%s", diff)
+	}
+}
+
+func TestIndexer_UnknownIndexIsAnError(t *testing.T) {
+	s := NewIndexer(MetaNamespaceKeyFunc, Indexers{"node": byNodeIndex})
+	if _, err := s.ByIndex("nope", "x"); err == nil {
+		t.Error("ByIndex: want error")
+	}
+	if _, err := s.IndexKeys("nope", "x"); err == nil {
+		t.Error("IndexKeys: want error")
+	}
+	if _, err := s.Index("nope", testPod("ns", "a", "1")); err == nil {
+		t.Error("Index: want error")
+	}
+	if got := s.ListIndexFuncValues("nope"); len(got) != 0 {
+		t.Errorf("ListIndexFuncValues = %v, want empty", got)
+	}
+}
+
+func TestIndexer_AddIndexersIndexesExistingObjects(t *testing.T) {
+	s := NewIndexer(MetaNamespaceKeyFunc, Indexers{})
+	for i := 0; i < 5; i++ {
+		if err := s.Add(podOnNode("ns", fmt.Sprint("p", i), fmt.Sprint("n", i%2), i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.AddIndexers(Indexers{"node": byNodeIndex, NamespaceIndex: MetaNamespaceIndexFunc}); err != nil {
+		t.Fatal(err)
+	}
+	keys, _ := s.IndexKeys("node", "n0")
+	if diff := cmp.Diff([]string{"ns/p0", "ns/p2", "ns/p4"}, sorted(keys)); diff != "" {
+		t.Errorf("node n0 (-want +got):\n%s", diff)
+	}
+	if err := s.AddIndexers(Indexers{"node": byNodeIndex}); err == nil || !strings.Contains(err.Error(), "node") {
+		t.Errorf("duplicate name: err = %v, want a conflict naming it", err)
+	}
+	if got := len(s.GetIndexers()); got != 2 {
+		t.Errorf("GetIndexers has %d, want 2", got)
+	}
+	// Later writes maintain the added index too.
+	if err := s.Delete(podOnNode("ns", "p0", "", 0)); err != nil {
+		t.Fatal(err)
+	}
+	keys, _ = s.IndexKeys("node", "n0")
+	if diff := cmp.Diff([]string{"ns/p2", "ns/p4"}, sorted(keys)); diff != "" {
+		t.Errorf("after delete (-want +got):\n%s", diff)
+	}
+}
+
+func TestIndexer_AddIndexersIsAllOrNothing(t *testing.T) {
+	s := NewIndexer(MetaNamespaceKeyFunc, Indexers{})
+	_ = s.Add(testPod("ns", "good", "1"))
+	_ = s.Add(testPod("ns", "bad", "1"))
+	failing := func(obj interface{}) ([]string, error) {
+		if obj.(*v1.Pod).Name == "bad" {
+			return nil, errors.New("cannot index bad")
+		}
+		return []string{"v"}, nil
+	}
+	err := s.AddIndexers(Indexers{"fine": MetaNamespaceIndexFunc, "failing": failing})
+	if err == nil || !strings.Contains(err.Error(), "ns/bad") {
+		t.Fatalf("err = %v, want one naming ns/bad", err)
+	}
+	if len(s.GetIndexers()) != 0 {
+		t.Errorf("indexers were added despite the failure: %v", s.GetIndexers())
+	}
+	if _, err := s.ByIndex("fine", "ns"); err == nil {
+		t.Error("half-added index is visible")
+	}
+}
+
+func TestStore_BadInputGivesKeyErrors(t *testing.T) {
+	s := NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+	for name, obj := range map[string]interface{}{
+		"nil":           nil,
+		"no metadata":   "a string",
+		"typed nil pod": (*v1.Pod)(nil),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var ke KeyError
+			for op, err := range map[string]error{
+				"add":    s.Add(obj),
+				"update": s.Update(obj),
+				"delete": s.Delete(obj),
+			} {
+				if !errors.As(err, &ke) {
+					t.Errorf("%s: err = %v, want KeyError", op, err)
+				}
+			}
+			if _, _, err := s.Get(obj); !errors.As(err, &ke) {
+				t.Errorf("get: err = %v, want KeyError", err)
+			}
+			if err := s.Replace([]interface{}{testPod("ns", "a", "1"), obj}, "1"); !errors.As(err, &ke) {
+				t.Errorf("replace: err = %v, want KeyError", err)
+			}
+			if len(s.ListKeys()) != 0 {
+				t.Errorf("store changed: %v", s.ListKeys())
+			}
+		})
+	}
+}
+
+func TestStore_KeyFuncPanicIsAnError(t *testing.T) {
+	s := NewStore(func(interface{}) (string, error) { panic("bad key func") })
+	var ke KeyError
+	if err := s.Add(testPod("ns", "a", "1")); !errors.As(err, &ke) {
+		t.Fatalf("err = %v, want KeyError", err)
+	}
+}
+
+func TestIndexer_FailingIndexFuncKeepsIndexesConsistent(t *testing.T) {
+	flaky := func(obj interface{}) ([]string, error) {
+		switch obj.(*v1.Pod).Labels["mode"] {
+		case "error":
+			return nil, errors.New("index says no")
+		case "panic":
+			panic("index function exploded")
+		}
+		return []string{obj.(*v1.Pod).Labels["team"]}, nil
+	}
+	tests := map[string]struct {
+		second      *v1.Pod
+		wantTeamKey map[string][]string
+		wantErr     bool
+	}{
+		"error on update drops the key from that index only": {
+			second:      testPod("ns", "a", "2", "team", "blue", "mode", "error"),
+			wantTeamKey: map[string][]string{},
+			wantErr:     true,
+		},
+		"panic on update drops the key from that index only": {
+			second:      testPod("ns", "a", "2", "team", "blue", "mode", "panic"),
+			wantTeamKey: map[string][]string{},
+			wantErr:     true,
+		},
+		"healthy update moves the key": {
+			second:      testPod("ns", "a", "2", "team", "blue"),
+			wantTeamKey: map[string][]string{"blue": {"ns/a"}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s := NewIndexer(MetaNamespaceKeyFunc, Indexers{"team": flaky, NamespaceIndex: MetaNamespaceIndexFunc})
+			if err := s.Add(testPod("ns", "a", "1", "team", "red")); err != nil {
+				t.Fatal(err)
+			}
+			err := s.Update(tc.second)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+			if err != nil && !strings.Contains(err.Error(), `"ns/a"`) {
+				t.Errorf("error %q does not name the key", err)
+			}
+			got, _, _ := s.GetByKey("ns/a")
+			if got != tc.second {
+				t.Error("the object was not stored")
+			}
+			teams := map[string][]string{}
+			for _, v := range s.ListIndexFuncValues("team") {
+				keys, _ := s.IndexKeys("team", v)
+				teams[v] = sorted(keys)
+			}
+			if diff := cmp.Diff(tc.wantTeamKey, teams); diff != "" {
+				t.Errorf("team index (-want +got):\n%s", diff)
+			}
+			nsKeys, _ := s.IndexKeys(NamespaceIndex, "ns")
+			if diff := cmp.Diff([]string{"ns/a"}, nsKeys); diff != "" {
+				t.Errorf("the healthy index lost the key (-want +got):\n%s", diff)
+			}
+			// Deleting later cleans every index, even though the stored
+			// object's index function fails.
+			if err := s.Delete(tc.second); err != nil {
+				t.Fatal(err)
+			}
+			if v := s.ListIndexFuncValues("team"); len(v) != 0 {
+				t.Errorf("team index not empty after delete: %v", v)
+			}
+		})
+	}
+}
+
+func TestIndexer_IndexFuncThatFailsOnlyOnOldObjectStillMoves(t *testing.T) {
+	calls := 0
+	// Succeeds the first time it sees the object, fails afterwards: the
+	// store must still unfile the old value when the object changes.
+	fickle := func(obj interface{}) ([]string, error) {
+		p := obj.(*v1.Pod)
+		if p.ResourceVersion == "1" {
+			calls++
+			if calls > 1 {
+				return nil, errors.New("changed its mind")
+			}
+		}
+		return []string{p.Labels["team"]}, nil
+	}
+	s := NewIndexer(MetaNamespaceKeyFunc, Indexers{"team": fickle})
+	_ = s.Add(testPod("ns", "a", "1", "team", "red"))
+	if err := s.Update(testPod("ns", "a", "2", "team", "blue")); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"blue"}, s.ListIndexFuncValues("team")); diff != "" {
+		t.Errorf("stale value left behind (-want +got):\n%s", diff)
+	}
+}
+
+func TestStore_WithTransformerStoresTheTransformedObject(t *testing.T) {
+	stripLabels := func(obj interface{}) (interface{}, error) {
+		p := obj.(*v1.Pod).DeepCopy()
+		p.Labels = nil
+		return p, nil
+	}
+	s := NewStore(MetaNamespaceKeyFunc, WithTransformer(stripLabels))
+	_ = s.Add(testPod("ns", "a", "1", "k", "v"))
+	_ = s.Replace([]interface{}{testPod("ns", "b", "1", "k", "v")}, "5")
+	_ = s.Update(testPod("ns", "b", "2", "k", "v"))
+	for _, obj := range s.List() {
+		if obj.(*v1.Pod).Labels != nil {
+			t.Errorf("%s kept its labels", obj.(*v1.Pod).Name)
+		}
+	}
+
+	failing := NewStore(MetaNamespaceKeyFunc, WithTransformer(func(interface{}) (interface{}, error) {
+		return nil, errors.New("no")
+	}))
+	if err := failing.Add(testPod("ns", "a", "1")); err == nil || !strings.Contains(err.Error(), "ns/a") {
+		t.Errorf("err = %v, want a transform error naming the key", err)
+	}
+	panicking := NewStore(MetaNamespaceKeyFunc, WithTransformer(func(interface{}) (interface{}, error) {
+		panic("transform exploded")
+	}))
+	if err := panicking.Replace([]interface{}{testPod("ns", "a", "1")}, "1"); err == nil {
+		t.Error("panicking transform: want error")
+	}
+	if len(failing.List())+len(panicking.List()) != 0 {
+		t.Error("failed transforms stored something")
+	}
+}
+
+func TestStore_LastStoreSyncResourceVersionFollowsWritesAndBookmarks(t *testing.T) {
+	steps := []struct {
+		name string
+		do   func(Store)
+		want string
+	}{
+		{"replace", func(s Store) { _ = s.Replace([]interface{}{testPod("ns", "a", "5")}, "10") }, "10"},
+		{"add", func(s Store) { _ = s.Add(testPod("ns", "b", "11")) }, "11"},
+		{"bookmark", func(s Store) { s.Bookmark("15") }, "15"},
+		{"delete carries the object's version", func(s Store) { _ = s.Delete(testPod("ns", "b", "16")) }, "16"},
+		{"explicit-key delete has no version", func(s Store) { _ = s.Delete(ExplicitKey("ns/a")) }, "16"},
+	}
+	s := NewStore(MetaNamespaceKeyFunc)
+	for _, step := range steps {
+		step.do(s)
+		if got := s.LastStoreSyncResourceVersion(); got != step.want {
+			t.Errorf("after %s: rv = %q, want %q", step.name, got, step.want)
+		}
+	}
+}
+
+func TestStore_LastStoreSyncResourceVersionIsEmptyWithoutAtomicFIFO(t *testing.T) {
+	defer setFeatureForTesting(featureAtomicFIFO, false)()
+	s := NewStore(MetaNamespaceKeyFunc)
+	_ = s.Replace(nil, "10")
+	if got := s.LastStoreSyncResourceVersion(); got != "" {
+		t.Errorf("rv = %q, want empty with the gate off", got)
+	}
+}
+
+func TestStore_TransactionAppliesTheGoodAndReportsTheBad(t *testing.T) {
+	s := NewIndexer(MetaNamespaceKeyFunc, Indexers{"node": byNodeIndex})
+	_ = s.Add(podOnNode("ns", "old", "n1", 1))
+	txs := s.(TransactionStore)
+	terr := txs.Transaction(
+		Transaction{Type: TransactionTypeAdd, Object: podOnNode("ns", "a", "n1", 2)},
+		Transaction{Type: TransactionTypeUpdate, Object: "no metadata"},
+		Transaction{Type: TransactionTypeDelete, Object: podOnNode("ns", "old", "n1", 3)},
+		Transaction{Type: TransactionTypeUpdate, Object: podOnNode("ns", "a", "n2", 4)},
+	)
+	if terr == nil {
+		t.Fatal("want a TransactionError")
+	}
+	if diff := cmp.Diff([]int{0, 2, 3}, terr.SuccessfulIndices); diff != "" {
+		t.Errorf("SuccessfulIndices (-want +got):\n%s", diff)
+	}
+	if terr.TotalTransactions != 4 || len(terr.Errors) != 1 || terr.Error() == "" {
+		t.Errorf("TransactionError = %+v", terr)
+	}
+	if diff := cmp.Diff([]string{"ns/a"}, sorted(s.ListKeys())); diff != "" {
+		t.Errorf("keys (-want +got):\n%s", diff)
+	}
+	keys, _ := s.IndexKeys("node", "n2")
+	if diff := cmp.Diff([]string{"ns/a"}, keys); diff != "" {
+		t.Errorf("node n2 (-want +got):\n%s", diff)
+	}
+	if got := s.LastStoreSyncResourceVersion(); got != "4" {
+		t.Errorf("rv = %q, want the last transaction's 4", got)
+	}
+	if err := txs.Transaction(Transaction{Type: TransactionTypeAdd, Object: testPod("ns", "b", "5")}); err != nil {
+		t.Errorf("clean transaction: %v", err)
+	}
+}
+
+func TestThreadSafeStore_UsesCallerKeys(t *testing.T) {
+	s := NewThreadSafeStore(Indexers{"node": byNodeIndex}, Indices{})
+	s.Add("k1", podOnNode("ns", "a", "n1", 1))
+	s.Update("k1", podOnNode("ns", "a", "n2", 2))
+	s.Add("k2", podOnNode("ns", "b", "n2", 3))
+	if obj, ok := s.Get("k1"); !ok || obj.(*v1.Pod).Spec.NodeName != "n2" {
+		t.Errorf("Get(k1) = %v, %v", obj, ok)
+	}
+	keys, _ := s.IndexKeys("node", "n2")
+	if diff := cmp.Diff([]string{"k1", "k2"}, sorted(keys)); diff != "" {
+		t.Errorf("n2 (-want +got):\n%s", diff)
+	}
+	s.DeleteWithObject("k1", podOnNode("ns", "a", "n2", 7))
+	s.Delete("missing")
+	if got := s.LastStoreSyncResourceVersion(); got != "7" {
+		t.Errorf("rv = %q, want 7", got)
+	}
+	s.Replace(map[string]interface{}{"k9": podOnNode("ns", "z", "n9", 9)}, "20")
+	if diff := cmp.Diff([]string{"n9"}, s.ListIndexFuncValues("node")); diff != "" {
+		t.Errorf("after replace (-want +got):\n%s", diff)
+	}
+	if err := s.Resync(); err != nil {
+		t.Error(err)
+	}
+	// Add and Update have no error result: a failing index is logged and
+	// the object still stored.
+	s2 := NewThreadSafeStore(Indexers{"bad": func(interface{}) ([]string, error) { return nil, errors.New("x") }}, nil)
+	s2.Add("k", testPod("ns", "a", "1"))
+	if _, ok := s2.Get("k"); !ok {
+		t.Error("object lost because an index failed")
+	}
+}
+
+// recordingGauge remembers the last value set.
+type recordingGauge struct{ last float64 }
+
+func (g *recordingGauge) Set(v float64) { g.last = v }
+
+type rvOnlyProvider struct {
+	noopInformerMetricsProvider
+	gauge *recordingGauge
+}
+
+func (p rvOnlyProvider) NewStoreResourceVersionMetric(InformerNameAndResource) GaugeMetric {
+	return p.gauge
+}
+
+func TestStore_WithStoreMetricsPublishesNumericResourceVersions(t *testing.T) {
+	defer ResetInformerNamesForTesting()
+	name, err := NewInformerName("store-metrics-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &recordingGauge{}
+	s := NewStore(MetaNamespaceKeyFunc, WithStoreMetrics(name.WithResource(podsGVR), rvOnlyProvider{gauge: g}))
+	_ = s.Add(testPod("ns", "a", "42"))
+	if g.last != 42 {
+		t.Errorf("gauge = %v, want 42", g.last)
+	}
+	s.Bookmark("not-a-number")
+	if g.last != 42 {
+		t.Errorf("gauge = %v after a non-numeric version, want it unchanged", g.last)
+	}
+}

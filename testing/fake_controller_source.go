@@ -1,0 +1,474 @@
+// Package framework provides FakeControllerSource, an in-memory
+// ListerWatcher for tests of reflectors, informers and controllers, with the
+// API of client-go's k8s.io/client-go/tools/cache/testing.
+//
+// Beyond that API, the fake serves streaming lists: a Watch whose options
+// set SendInitialEvents to true first delivers every current object as an
+// ADDED event, then a BOOKMARK annotated "k8s.io/initial-events-end" at the
+// current resource version, then live changes, as kube-apiserver does for a
+// reflector using the WatchListClient feature.
+package framework
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strconv"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
+)
+
+// watchQueueLength is the per-watcher buffer of the fake's broadcasters.
+// A watcher that falls this far behind blocks further changes until it
+// reads (watch.WaitIfChannelFull), so no event is ever lost.
+const watchQueueLength = 100
+
+// errShutDown is returned by List and Watch after Shutdown.
+var errShutDown = errors.New("fake controller source is shut down")
+
+// nnu identifies a stored object by namespace, name and UID, so that an
+// object deleted and recreated under the same name is a different item.
+type nnu struct {
+	namespace, name string
+	uid             types.UID
+}
+
+// compareKeys orders keys by namespace, then name, then UID.
+func compareKeys(a, b nnu) int {
+	return cmp.Or(cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name), cmp.Compare(a.uid, b.uid))
+}
+
+// FakeControllerSource is an in-memory API server for one resource: it
+// keeps a set of objects, numbers every change with a new resource version,
+// and serves List and Watch over them. It is safe for concurrent use.
+//
+// Each change (Add, Modify, Delete, their DropWatch forms, Change) takes the
+// next resource version, writes it into the caller's object, stores a deep
+// copy and, unless the change is dropped, sends another deep copy to every
+// open watch. List and Watch hand out copies too, so neither callers nor
+// consumers can alter the fake's state by mutating what they hold. Selectors
+// and other list options are ignored.
+//
+// A Watch from resource version N replays the recorded changes after N
+// before live ones; ResetWatch forgets that history (and closes open
+// watches), after which a Watch from an older version fails as expired.
+//
+// Shutdown closes every watch and is final: afterwards List and Watch
+// return an error and changes are ignored.
+//
+// Items, Broadcaster and ListError are exported for compatibility with
+// client-go's fake; reading or writing them directly must not race with
+// the methods.
+type FakeControllerSource struct {
+	// publishMu orders publication. Every change and every Watch
+	// registration holds it from the state update (or snapshot) until the
+	// broadcaster has accepted the event (or the new watcher), so a watch
+	// gets each change exactly once: either in its initial snapshot or
+	// replay, or live. It is also held while the broadcaster blocks on a
+	// watcher that does not read, which is why it is separate from lock:
+	// List never takes it, so a consumer can still list while its own watch
+	// channel is full. Lock order: publishMu, then lock.
+	publishMu sync.Mutex
+
+	// lock guards every field below. Writers also hold publishMu.
+	lock sync.RWMutex
+
+	// Items maps each live object's key to the stored copy of its latest
+	// state.
+	Items map[nnu]runtime.Object
+
+	// Broadcaster fans live events out to the open watches; ResetWatch
+	// replaces it.
+	Broadcaster *watch.Broadcaster
+
+	// ListError, when not nil, is returned by every List.
+	ListError error
+
+	// changes holds the recorded changes since the last ResetWatch, oldest
+	// first. Invariant: changes[i] has resource version
+	// lastRV-len(changes)+1+i.
+	changes []watch.Event
+	// lastRV is the resource version of the newest change, 0 before any.
+	lastRV int
+	// example is a stored object of the resource's type (the last one
+	// changed, or a preset zero value), the template of streaming-list
+	// bookmarks. Nil until known.
+	example runtime.Object
+	// broken records the first change the fake could not apply; List and
+	// Watch then fail with it, since Change has no way to report it.
+	broken error
+	// shutDown is set by Shutdown.
+	shutDown bool
+}
+
+// FakePVControllerSource is a FakeControllerSource for PersistentVolumes
+// whose List returns a *v1.PersistentVolumeList.
+type FakePVControllerSource struct {
+	FakeControllerSource
+}
+
+// FakePVCControllerSource is a FakeControllerSource for
+// PersistentVolumeClaims whose List returns a *v1.PersistentVolumeClaimList.
+type FakePVCControllerSource struct {
+	FakeControllerSource
+}
+
+// NewFakeControllerSource returns an empty source whose List returns a
+// *v1.List. Call Shutdown when done: the source runs a goroutine.
+func NewFakeControllerSource() *FakeControllerSource {
+	f := &FakeControllerSource{}
+	f.init(nil)
+	return f
+}
+
+// NewFakePVControllerSource returns an empty source of PersistentVolumes.
+// Call Shutdown when done.
+func NewFakePVControllerSource() *FakePVControllerSource {
+	f := &FakePVControllerSource{}
+	f.init(&v1.PersistentVolume{})
+	return f
+}
+
+// NewFakePVCControllerSource returns an empty source of
+// PersistentVolumeClaims. Call Shutdown when done.
+func NewFakePVCControllerSource() *FakePVCControllerSource {
+	f := &FakePVCControllerSource{}
+	f.init(&v1.PersistentVolumeClaim{})
+	return f
+}
+
+// init sets up an empty source; example, if not nil, fixes the object type
+// of streaming-list bookmarks before any object is added.
+func (f *FakeControllerSource) init(example runtime.Object) {
+	f.Items = map[nnu]runtime.Object{}
+	f.Broadcaster = newBroadcaster()
+	f.example = example
+}
+
+func newBroadcaster() *watch.Broadcaster {
+	return watch.NewBroadcaster(watchQueueLength, watch.WaitIfChannelFull)
+}
+
+// Add stores obj and tells the watches. obj's resource version is set.
+func (f *FakeControllerSource) Add(obj runtime.Object) {
+	f.Change(watch.Event{Type: watch.Added, Object: obj}, 1)
+}
+
+// Modify stores obj's new state and tells the watches. obj's resource
+// version is set.
+func (f *FakeControllerSource) Modify(obj runtime.Object) {
+	f.Change(watch.Event{Type: watch.Modified, Object: obj}, 1)
+}
+
+// Delete removes the object and tells the watches, sending lastValue as its
+// final state. lastValue's resource version is set.
+func (f *FakeControllerSource) Delete(lastValue runtime.Object) {
+	f.Change(watch.Event{Type: watch.Deleted, Object: lastValue}, 1)
+}
+
+// AddDropWatch stores obj without telling the open watches, as if their
+// event were lost. obj's resource version is set; the change is still
+// replayed to later watches and seen by List.
+func (f *FakeControllerSource) AddDropWatch(obj runtime.Object) {
+	f.Change(watch.Event{Type: watch.Added, Object: obj}, 0)
+}
+
+// ModifyDropWatch is Modify without telling the open watches.
+func (f *FakeControllerSource) ModifyDropWatch(obj runtime.Object) {
+	f.Change(watch.Event{Type: watch.Modified, Object: obj}, 0)
+}
+
+// DeleteDropWatch is Delete without telling the open watches.
+func (f *FakeControllerSource) DeleteDropWatch(lastValue runtime.Object) {
+	f.Change(watch.Event{Type: watch.Deleted, Object: lastValue}, 0)
+}
+
+// Change records e under the next resource version, which it writes into
+// e.Object: ADDED and MODIFIED store the object, DELETED removes it, other
+// types change no object. The open watches get the event with probability
+// watchProbability (0: never, 1: always).
+//
+// Change cannot return an error: an object without metadata is logged and
+// recorded, and from then on List and Watch fail with that error so the
+// test notices. After Shutdown, Change does nothing.
+func (f *FakeControllerSource) Change(e watch.Event, watchProbability float64) {
+	f.publishMu.Lock()
+	defer f.publishMu.Unlock()
+	b, sent, ok := f.record(e)
+	if ok && rand.Float64() < watchProbability {
+		// An error here means the broadcaster was shut down, and so were
+		// all the watches that could have received the event.
+		_ = b.Action(sent.Type, sent.Object)
+	}
+}
+
+// record applies e to the state and returns the broadcaster to send on and
+// the event to send. Caller holds publishMu; record takes lock for writing.
+func (f *FakeControllerSource) record(e watch.Event) (*watch.Broadcaster, watch.Event, bool) {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	if f.shutDown {
+		klog.Background().V(2).Info("Fake controller source is shut down; change ignored", "type", e.Type)
+		return nil, watch.Event{}, false
+	}
+	accessor, err := meta.Accessor(e.Object)
+	if err != nil {
+		err = fmt.Errorf("fake controller source: recording a %s change of %T: %w", e.Type, e.Object, err)
+		klog.Background().Error(err, "Change ignored; List and Watch will fail from now on")
+		if f.broken == nil {
+			f.broken = err
+		}
+		return nil, watch.Event{}, false
+	}
+	f.lastRV++
+	accessor.SetResourceVersion(strconv.Itoa(f.lastRV))
+	stored := watch.Event{Type: e.Type, Object: e.Object.DeepCopyObject()}
+	f.changes = append(f.changes, stored)
+	f.example = stored.Object
+	key := nnu{namespace: accessor.GetNamespace(), name: accessor.GetName(), uid: accessor.GetUID()}
+	switch e.Type {
+	case watch.Added, watch.Modified:
+		f.Items[key] = stored.Object
+	case watch.Deleted:
+		delete(f.Items, key)
+	}
+	return f.Broadcaster, copyEvent(stored), true
+}
+
+// copyEvent returns e with a deep copy of its object.
+func copyEvent(e watch.Event) watch.Event {
+	return watch.Event{Type: e.Type, Object: e.Object.DeepCopyObject()}
+}
+
+// List returns a *v1.List of copies of the current objects, ordered by
+// namespace, name and UID, with the resource version of the newest change.
+// options are ignored. It fails with ListError when that is set.
+func (f *FakeControllerSource) List(options metav1.ListOptions) (runtime.Object, error) {
+	return f.listAs(&v1.List{})
+}
+
+// List returns a *v1.PersistentVolumeList; see FakeControllerSource.List.
+// Unlike client-go's fake, it honours ListError.
+func (f *FakePVControllerSource) List(options metav1.ListOptions) (runtime.Object, error) {
+	return f.listAs(&v1.PersistentVolumeList{})
+}
+
+// List returns a *v1.PersistentVolumeClaimList; see
+// FakeControllerSource.List. Unlike client-go's fake, it honours ListError.
+func (f *FakePVCControllerSource) List(options metav1.ListOptions) (runtime.Object, error) {
+	return f.listAs(&v1.PersistentVolumeClaimList{})
+}
+
+// listAs fills list, an empty list object, with copies of the current
+// objects and the current resource version.
+func (f *FakeControllerSource) listAs(list runtime.Object) (runtime.Object, error) {
+	f.lock.RLock()
+	defer f.lock.RUnlock()
+	if err := f.usableLocked(); err != nil {
+		return nil, fmt.Errorf("listing: %w", err)
+	}
+	if f.ListError != nil {
+		return nil, f.ListError
+	}
+	if err := meta.SetList(list, f.snapshotLocked()); err != nil {
+		return nil, fmt.Errorf("listing: %w", err)
+	}
+	listMeta, err := meta.ListAccessor(list)
+	if err != nil {
+		return nil, fmt.Errorf("listing: %w", err)
+	}
+	listMeta.SetResourceVersion(strconv.Itoa(f.lastRV))
+	return list, nil
+}
+
+// usableLocked reports why the source cannot serve requests, if it cannot.
+// Caller holds lock, in either mode.
+func (f *FakeControllerSource) usableLocked() error {
+	if f.shutDown {
+		return errShutDown
+	}
+	return f.broken
+}
+
+// snapshotLocked returns copies of the current objects in key order.
+// Caller holds lock, in either mode.
+func (f *FakeControllerSource) snapshotLocked() []runtime.Object {
+	keys := make([]nnu, 0, len(f.Items))
+	for k := range f.Items {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareKeys)
+	objs := make([]runtime.Object, len(keys))
+	for i, k := range keys {
+		objs[i] = f.Items[k].DeepCopyObject()
+	}
+	return objs
+}
+
+// Watch opens a watch. With options.SendInitialEvents set to true it serves
+// a streaming list (see the package doc); the resource version must then
+// be empty, "0" or not newer than the current one, and the request fails if
+// the object type is still unknown (no object was ever added to a plain
+// source), so that a reflector falls back to List and Watch.
+//
+// Otherwise options.ResourceVersion must be a number N: changes after N
+// recorded since the last ResetWatch are replayed first, then live events
+// follow. An N older than that history yields an "expired" API error and an
+// N newer than the current version a "too large resource version" API
+// error, the errors a reflector reacts to by listing again.
+func (f *FakeControllerSource) Watch(options metav1.ListOptions) (watch.Interface, error) {
+	f.publishMu.Lock()
+	defer f.publishMu.Unlock()
+	f.lock.RLock()
+	b := f.Broadcaster
+	prefix, err := f.watchPrefixLocked(options)
+	f.lock.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	return b.WatchWithPrefix(prefix)
+}
+
+// watchPrefixLocked returns the events a new watch gets before live ones.
+// Its API errors are returned unwrapped, as a client would return them.
+// Caller holds lock, in either mode, and publishMu.
+func (f *FakeControllerSource) watchPrefixLocked(options metav1.ListOptions) ([]watch.Event, error) {
+	if err := f.usableLocked(); err != nil {
+		return nil, fmt.Errorf("watching: %w", err)
+	}
+	if options.SendInitialEvents != nil && *options.SendInitialEvents {
+		return f.initialEventsLocked(options)
+	}
+	rv, err := strconv.Atoi(options.ResourceVersion)
+	if err != nil || rv < 0 {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("resource version %q is not a non-negative number", options.ResourceVersion))
+	}
+	if rv > f.lastRV {
+		return nil, tooLargeResourceVersion(rv, f.lastRV)
+	}
+	missed := f.lastRV - rv
+	if missed > len(f.changes) {
+		return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (oldest kept: %d)", rv, f.lastRV-len(f.changes)))
+	}
+	replay := make([]watch.Event, 0, missed)
+	for _, e := range f.changes[len(f.changes)-missed:] {
+		replay = append(replay, copyEvent(e))
+	}
+	return replay, nil
+}
+
+// initialEventsLocked returns the opening of a streaming list: an ADDED
+// event per current object, in key order, then the end-of-initial-events
+// bookmark. Caller holds lock, in either mode.
+func (f *FakeControllerSource) initialEventsLocked(options metav1.ListOptions) ([]watch.Event, error) {
+	if options.ResourceVersionMatch != "" && options.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("resourceVersionMatch %q cannot be used with sendInitialEvents", options.ResourceVersionMatch))
+	}
+	if options.ResourceVersion != "" {
+		rv, err := strconv.Atoi(options.ResourceVersion)
+		if err != nil || rv < 0 {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("resource version %q is not a non-negative number", options.ResourceVersion))
+		}
+		if rv > f.lastRV {
+			return nil, tooLargeResourceVersion(rv, f.lastRV)
+		}
+	}
+	bookmark, err := f.initialEventsEndLocked()
+	if err != nil {
+		return nil, err
+	}
+	objs := f.snapshotLocked()
+	events := make([]watch.Event, 0, len(objs)+1)
+	for _, obj := range objs {
+		events = append(events, watch.Event{Type: watch.Added, Object: obj})
+	}
+	return append(events, watch.Event{Type: watch.Bookmark, Object: bookmark}), nil
+}
+
+// initialEventsEndLocked builds the bookmark closing the initial events: an
+// empty object of the resource's type and kind carrying the current
+// resource version and the initial-events-end annotation. Caller holds
+// lock, in either mode.
+func (f *FakeControllerSource) initialEventsEndLocked() (runtime.Object, error) {
+	if f.example == nil {
+		return nil, errors.New("watching with initial events: the object type is unknown until an object is added")
+	}
+	obj, err := emptyLike(f.example)
+	if err != nil {
+		return nil, err
+	}
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	accessor.SetResourceVersion(strconv.Itoa(f.lastRV))
+	accessor.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+	return obj, nil
+}
+
+// emptyLike returns a new zero object of example's type, with example's
+// apiVersion and kind (which unstructured objects need to be recognised).
+func emptyLike(example runtime.Object) (runtime.Object, error) {
+	t := reflect.TypeOf(example)
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return nil, fmt.Errorf("cannot make a bookmark of type %T: not a pointer to a struct", example)
+	}
+	obj, ok := reflect.New(t.Elem()).Interface().(runtime.Object)
+	if !ok {
+		return nil, fmt.Errorf("cannot make a bookmark of type %T", example)
+	}
+	obj.GetObjectKind().SetGroupVersionKind(example.GetObjectKind().GroupVersionKind())
+	return obj, nil
+}
+
+// tooLargeResourceVersion is the error kube-apiserver returns for a watch
+// from a resource version it has not reached yet.
+func tooLargeResourceVersion(requested, current int) error {
+	err := apierrors.NewTimeoutError(fmt.Sprintf("too large resource version: %d, current: %d", requested, current), 1)
+	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{
+		Type:    metav1.CauseTypeResourceVersionTooLarge,
+		Message: "Too large resource version",
+	})
+	return err
+}
+
+// ResetWatch simulates a broken connection: it closes every open watch and
+// forgets the change history, so consumers must list again. Later changes
+// go to watches opened after it.
+func (f *FakeControllerSource) ResetWatch() {
+	f.publishMu.Lock()
+	defer f.publishMu.Unlock()
+	f.lock.Lock()
+	old := f.Broadcaster
+	if !f.shutDown {
+		f.Broadcaster = newBroadcaster()
+		f.changes = nil
+	}
+	f.lock.Unlock()
+	// Outside lock: shutting down waits for queued events to be delivered.
+	old.Shutdown()
+}
+
+// Shutdown closes every open watch, after the events already sent are
+// delivered, and stops the source's goroutine. It is final and idempotent:
+// afterwards List and Watch return an error and changes are ignored.
+func (f *FakeControllerSource) Shutdown() {
+	f.publishMu.Lock()
+	defer f.publishMu.Unlock()
+	f.lock.Lock()
+	f.shutDown = true
+	b := f.Broadcaster
+	f.lock.Unlock()
+	b.Shutdown()
+}

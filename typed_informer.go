@@ -1,0 +1,107 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+
+	"k8s.io/klog/v2"
+)
+
+// TypedSharedIndexInformer is a SharedIndexInformer whose objects are all
+// of type T, with typed handlers and indexes.
+type TypedSharedIndexInformer[T Object] interface {
+	SharedIndexInformer
+
+	// AddTypedEventHandler registers a typed handler; at most one options
+	// value may be given.
+	AddTypedEventHandler(handler TypedResourceEventHandler[T], options ...HandlerOptions) (ResourceEventHandlerRegistration, error)
+	// AddTypedIndexers adds typed index functions.
+	AddTypedIndexers(indexers TypedIndexers[T]) error
+	// GetTypedIndexer returns the cache with typed lookups.
+	GetTypedIndexer() TypedIndexer[T]
+}
+
+// NewTypedSharedIndexInformer wraps informer, whose objects must be of type
+// T, in the typed API.
+func NewTypedSharedIndexInformer[T Object](informer SharedIndexInformer) TypedSharedIndexInformer[T] {
+	return typedSharedIndexInformer[T]{SharedIndexInformer: informer}
+}
+
+// typedSharedIndexInformer adapts a SharedIndexInformer to T.
+type typedSharedIndexInformer[T Object] struct {
+	SharedIndexInformer
+}
+
+// AddTypedEventHandler registers handler through the typed adapter, which
+// drops (and logs) objects that are not T instead of panicking.
+func (s typedSharedIndexInformer[T]) AddTypedEventHandler(handler TypedResourceEventHandler[T], options ...HandlerOptions) (ResourceEventHandlerRegistration, error) {
+	if isNilHandler(handler) {
+		return nil, errors.New("adding typed event handler: the handler is nil")
+	}
+	var opts HandlerOptions
+	switch len(options) {
+	case 0:
+	case 1:
+		opts = options[0]
+	default:
+		return nil, fmt.Errorf("adding typed event handler: at most one HandlerOptions, got %d", len(options))
+	}
+	logger := klog.Background()
+	if opts.Logger != nil {
+		logger = *opts.Logger
+	}
+	return s.AddEventHandlerWithOptions(newTypedHandlerAdapter[T](logger, handler), opts)
+}
+
+// AddTypedIndexers adds typed index functions.
+func (s typedSharedIndexInformer[T]) AddTypedIndexers(indexers TypedIndexers[T]) error {
+	return s.AddIndexers(TypedIndexersToIndexers(indexers))
+}
+
+// GetTypedIndexer returns the cache with typed lookups.
+func (s typedSharedIndexInformer[T]) GetTypedIndexer() TypedIndexer[T] {
+	return typedIndexer[T]{Indexer: s.GetIndexer()}
+}
+
+// typedIndexer adds typed lookups to an Indexer of T.
+type typedIndexer[T any] struct {
+	Indexer
+}
+
+// TypedIndex is Index with typed objects. An object in the cache that is
+// not a T is an error.
+func (i typedIndexer[T]) TypedIndex(indexName string, obj T) ([]T, error) {
+	objs, err := i.Index(indexName, obj)
+	if err != nil {
+		return nil, err
+	}
+	return asTyped[T](objs)
+}
+
+// ByTypedIndex is ByIndex with typed objects.
+func (i typedIndexer[T]) ByTypedIndex(indexName, indexedValue string) ([]T, error) {
+	objs, err := i.ByIndex(indexName, indexedValue)
+	if err != nil {
+		return nil, err
+	}
+	return asTyped[T](objs)
+}
+
+// AddTypedIndexers adds typed index functions.
+func (i typedIndexer[T]) AddTypedIndexers(newIndexers TypedIndexers[T]) error {
+	return i.AddIndexers(TypedIndexersToIndexers(newIndexers))
+}
+
+// asTyped converts cached objects to T.
+func asTyped[T any](objs []interface{}) ([]T, error) {
+	out := make([]T, 0, len(objs))
+	for _, obj := range objs {
+		typed, ok := obj.(T)
+		if !ok {
+			var want T
+			return nil, fmt.Errorf("cached object is %T, want %T", obj, want)
+		}
+		out = append(out, typed)
+	}
+	return out, nil
+}
