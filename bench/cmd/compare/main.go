@@ -152,7 +152,7 @@ func run(ctx context.Context, opts options) error {
 	}
 	rep := &report{
 		rounds: opts.rounds, memRounds: opts.memRounds, sizes: opts.sizes, mem: opts.mem,
-		libs: libNames(libs), started: began,
+		libs: libNames(libs), started: began, loadStart: loadAverage(),
 	}
 	fx := harness.NewFixture(opts.sizes)
 	rep.rows = runWorkloads(ctx, opts, libs, fx)
@@ -164,7 +164,7 @@ func run(ctx context.Context, opts options) error {
 			return err
 		}
 	}
-	rep.elapsed = time.Since(began)
+	rep.elapsed, rep.loadEnd = time.Since(began), loadAverage()
 	rep.write(opts.out)
 	return nil
 }

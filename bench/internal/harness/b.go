@@ -30,10 +30,12 @@ type B struct {
 	timerOn  bool
 	start    time.Time
 	elapsed  time.Duration
-	mallocs0 uint64 // Mallocs when the timer last started
-	bytes0   uint64 // TotalAlloc when the timer last started
-	mallocs  uint64 // mallocs accumulated over timed stretches
-	bytes    uint64 // bytes accumulated over timed stretches
+	cpu0     time.Duration // process CPU time when the timer last started
+	cpu      time.Duration // process CPU time accumulated over timed stretches
+	mallocs0 uint64        // Mallocs when the timer last started
+	bytes0   uint64        // TotalAlloc when the timer last started
+	mallocs  uint64        // mallocs accumulated over timed stretches
+	bytes    uint64        // bytes accumulated over timed stretches
 	extra    map[string]float64
 
 	// Loop state. Invariant: i <= next while looping.
@@ -53,6 +55,7 @@ func (b *B) StartTimer() {
 	runtime.ReadMemStats(&ms)
 	b.mallocs0, b.bytes0 = ms.Mallocs, ms.TotalAlloc
 	b.timerOn = true
+	b.cpu0 = processCPU()
 	b.start = time.Now()
 }
 
@@ -62,6 +65,7 @@ func (b *B) StopTimer() {
 		return
 	}
 	b.elapsed += time.Since(b.start)
+	b.cpu += processCPU() - b.cpu0
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	b.mallocs += ms.Mallocs - b.mallocs0
@@ -71,7 +75,7 @@ func (b *B) StopTimer() {
 
 // ResetTimer forgets the time and allocations measured so far.
 func (b *B) ResetTimer() {
-	b.elapsed, b.mallocs, b.bytes = 0, 0, 0
+	b.elapsed, b.cpu, b.mallocs, b.bytes = 0, 0, 0, 0
 	if b.timerOn {
 		b.timerOn = false
 		b.StartTimer()
@@ -145,6 +149,7 @@ func (b *B) Result() Result {
 	r := Result{
 		N:           b.n,
 		NsPerOp:     float64(b.elapsed.Nanoseconds()) / float64(n),
+		CPUNsPerOp:  float64(b.cpu.Nanoseconds()) / float64(n),
 		AllocsPerOp: float64(b.mallocs) / float64(n),
 		BytesPerOp:  float64(b.bytes) / float64(n),
 	}
@@ -159,8 +164,12 @@ func (b *B) Result() Result {
 
 // Result holds the figures of one run of one workload with one library.
 type Result struct {
-	N           int
-	NsPerOp     float64
+	N       int
+	NsPerOp float64 // wall-clock time
+	// CPUNsPerOp is the CPU time of the whole process (every goroutine, the
+	// garbage collector included) per op: unlike NsPerOp it barely moves
+	// when other processes load the machine. Zero where not measured.
+	CPUNsPerOp  float64
 	AllocsPerOp float64
 	BytesPerOp  float64
 	Extra       map[string]float64
