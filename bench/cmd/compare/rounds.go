@@ -53,8 +53,8 @@ func runWorkloads(ctx context.Context, opts options, libs []harness.Library, fx 
 					continue
 				}
 				r.results[lib.Name] = append(r.results[lib.Name], res)
-				fmt.Fprintf(opts.progress, "[%d/%d] %s %s round %d: %s/op, %.1f allocs/op, N=%d (%.1fs)\n",
-					done, total, w.Name, lib.Name, round, fmtNs(res.NsPerOp), res.AllocsPerOp, res.N,
+				fmt.Fprintf(opts.progress, "[%d/%d] %s %s round %d: %s/op, cpu %s/op, %.1f allocs/op, N=%d (%.1fs)\n",
+					done, total, w.Name, lib.Name, round, fmtNs(res.NsPerOp), fmtNs(res.CPUNsPerOp), res.AllocsPerOp, res.N,
 					time.Since(start).Seconds())
 			}
 		}
