@@ -221,8 +221,9 @@ func (rep *report) writeWriteRate(w io.Writer) {
 	}
 	table(w, []string{"workload", "client-go events/s", "kcache events/s", "ratio",
 		"client-go vs its 0 readers", "kcache vs its 0 readers", "client-go lists/s", "kcache lists/s"}, cells)
-	fmt.Fprintf(w, "Events are applied updates seen by one handler, counted over %s; the feeder keeps at most %d in flight.\n\n",
-		rep.sizes.Window, 4096)
+	fmt.Fprintf(w, "Events are applied updates seen by one handler, counted over %s; the feeder keeps at most 4096 in flight "+
+		"and refills in batches of at least 2048. The vs-0-readers columns divide by the same library's 0-reader rate.\n\n",
+		rep.sizes.Window)
 }
 
 // memStat is the median of one memory figure for one library.

@@ -8,26 +8,28 @@ import (
 
 // CountingHandler is an event handler (it has the method set of both
 // packages' ResourceEventHandler) that counts notifications and closes
-// AddsDone and UpdatesDone when the counts reach their targets. It can also
-// hand a token back to a feeder for every update, to bound the events in
-// flight.
+// AddsDone and UpdatesDone when the counts reach their targets.
 type CountingHandler struct {
 	adds, updates, deletes atomic.Int64
 
 	addTarget, updateTarget int64
 	addsDone, updatesDone   chan struct{}
-	tokens                  chan struct{} // nil unless the handler throttles a feeder
+
+	// progress, when not nil, gets a signal (dropped if one is pending)
+	// every progressEvery updates, so that a feeder can wait for the
+	// informer to catch up without waking for every event.
+	progress      chan struct{}
+	progressEvery int64
 }
 
 // NewCountingHandler returns a handler expecting addTarget adds and
-// updateTarget updates. With tokens set, each update takes one token out.
-func NewCountingHandler(addTarget, updateTarget int, tokens chan struct{}) *CountingHandler {
+// updateTarget updates.
+func NewCountingHandler(addTarget, updateTarget int) *CountingHandler {
 	h := &CountingHandler{
 		addTarget:    int64(addTarget),
 		updateTarget: int64(updateTarget),
 		addsDone:     make(chan struct{}),
 		updatesDone:  make(chan struct{}),
-		tokens:       tokens,
 	}
 	if addTarget == 0 {
 		close(h.addsDone)
@@ -45,13 +47,23 @@ func (h *CountingHandler) OnAdd(_ interface{}, _ bool) {
 	}
 }
 
+// SignalProgress makes the handler signal ch every n updates; call it
+// before the handler is registered.
+func (h *CountingHandler) SignalProgress(ch chan struct{}, n int) {
+	h.progress, h.progressEvery = ch, int64(n)
+}
+
 // OnUpdate counts an update.
 func (h *CountingHandler) OnUpdate(_, _ interface{}) {
-	if h.tokens != nil {
-		<-h.tokens
-	}
-	if h.updates.Add(1) == h.updateTarget {
+	n := h.updates.Add(1)
+	if n == h.updateTarget {
 		close(h.updatesDone)
+	}
+	if h.progress != nil && n%h.progressEvery == 0 {
+		select {
+		case h.progress <- struct{}{}:
+		default:
+		}
 	}
 }
 

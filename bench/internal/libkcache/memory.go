@@ -37,7 +37,7 @@ func memory(ctx context.Context, cfg harness.MemConfig) (harness.MemResult, erro
 		Fill: func(dst *v1.Pod, i int) { l.FillPod(dst, i, uint64(i+1), 0) },
 	}, cfg.WatchList)
 	inf := cache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, indexers())
-	h := harness.NewCountingHandler(n, n, nil)
+	h := harness.NewCountingHandler(n, n)
 	if _, err := inf.AddEventHandler(h); err != nil {
 		return res, fmt.Errorf("add event handler: %w", err)
 	}
