@@ -77,6 +77,21 @@ func (r *row) pair(f func(harness.Result) float64) pair {
 	return pair{cg: r.stat(cg, f), kc: r.stat(kc, f)}
 }
 
+// ratioRange is the lowest and highest ratio of f between the two runs of
+// the same round: how far single rounds stray from the median.
+func (r *row) ratioRange(f func(harness.Result) float64) string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	cgs, kcs := r.results[cg], r.results[kc]
+	for i := 0; i < len(cgs) && i < len(kcs); i++ {
+		q := ratio(f(kcs[i]), f(cgs[i]))
+		lo, hi = math.Min(lo, q), math.Max(hi, q)
+	}
+	if math.IsInf(lo, 1) {
+		return missing
+	}
+	return fmtRatio(lo) + "–" + fmtRatio(hi)
+}
+
 // table writes a markdown table.
 func table(w io.Writer, header []string, rows [][]string) {
 	fmt.Fprintf(w, "| %s |\n", strings.Join(header, " | "))
@@ -154,7 +169,7 @@ func (rep *report) writeMicro(w io.Writer) {
 		allocs, bytes = append(allocs, a.allocsRatio()), append(bytes, b.bytesRatio())
 		cells = append(cells, []string{
 			r.name,
-			fmtNs(t.cg), fmtNs(t.kc), fmtRatio(t.ratio()), fmtRatio(c.ratio()),
+			fmtNs(t.cg), fmtNs(t.kc), fmtRatio(t.ratio()), r.ratioRange(nsPerOp), fmtRatio(c.ratio()),
 			fmtCount(a.cg), fmtCount(a.kc), fmtRatio(a.allocsRatio()),
 			fmtBytes(b.cg), fmtBytes(b.kc), fmtRatio(b.bytesRatio()),
 		})
@@ -163,14 +178,15 @@ func (rep *report) writeMicro(w io.Writer) {
 	gc, _ := geomean(cpus)
 	ga, _ := geomean(allocs)
 	gb, _ := geomean(bytes)
-	cells = append(cells, []string{"**geometric mean**", "", "", fmtRatio(gt), fmtRatio(gc), "", "", fmtRatio(ga), "", "", fmtRatio(gb)})
-	table(w, []string{"workload", "client-go time/op", "kcache time/op", "ratio", "cpu ratio",
+	cells = append(cells, []string{"**geometric mean**", "", "", fmtRatio(gt), "", fmtRatio(gc), "", "", fmtRatio(ga), "", "", fmtRatio(gb)})
+	table(w, []string{"workload", "client-go time/op", "kcache time/op", "ratio", "per-round range", "cpu ratio",
 		"client-go allocs/op", "kcache allocs/op", "ratio", "client-go B/op", "kcache B/op", "ratio"}, cells)
 	fmt.Fprintf(w, "Update: every pod in turn to a newer version and back, one in ten moving node. "+
 		"ByIndex/IndexKeys: namespace, node and app indexes in turn. "+
 		"Replace (queues): Replace with every pod, then pop until empty (Pop for DeltaFIFO, PopBatch for RealFIFO). "+
 		"Listers: selector tier=web (a quarter of the pods). "+
-		"cpu ratio: the same ratio on process CPU time (all goroutines and the GC), which other load on the machine barely moves.\n\n")
+		"per-round range: lowest and highest ratio of the two runs of one round. "+
+		"cpu ratio: the ratio of process CPU time (all goroutines and the GC), which other load on the machine barely moves.\n\n")
 }
 
 func (rep *report) writeInformer(w io.Writer) {
@@ -269,6 +285,7 @@ func (rep *report) writeMemory(w io.Writer) {
 		{"cache overhead per pod (the two lines above subtracted)", func(m harness.MemResult) float64 { return m.PerPod() - m.ObjectBytes }, fmtBytes},
 		{"steady cache (HeapInuse after sync and GC)", func(m harness.MemResult) float64 { return m.SteadyBytes }, fmtBytes},
 		{"peak HeapInuse during initial sync", func(m harness.MemResult) float64 { return m.SyncPeakInuse }, fmtBytes},
+		{"(that peak minus the steady cache: the sync's transient)", func(m harness.MemResult) float64 { return m.SyncPeakInuse - m.SteadyBytes }, fmtBytes},
 		{"peak live heap during initial sync", func(m harness.MemResult) float64 { return m.SyncPeakLive }, fmtBytes},
 		{"peak HeapInuse during relist, × steady", perSteady(func(m harness.MemResult) float64 { return m.RelistPeakInuse }), fmtRatio},
 		{"peak live heap during relist, × steady", perSteady(func(m harness.MemResult) float64 { return m.RelistPeakLive }), fmtRatio},

@@ -157,7 +157,7 @@ func writeRate(readers int) func(*harness.B, *harness.Fixture) error {
 		sel := fx.Selector()
 		for range readers {
 			wg.Go(func() {
-				var c podCollector
+				c := newPodCollector(len(pods))
 				idx := inf.GetIndexer()
 				for {
 					select {
