@@ -111,13 +111,13 @@ type DeltaFIFOOptions struct {
 // A Reflector produces into a DeltaFIFO and a single consumer calls Pop,
 // typically to apply the changes to KnownObjects and notify handlers. With
 // KnownObjects the queue also knows the objects the consumer holds:
-//   - Delete of an object neither queued nor known is ignored (a relist
-//     already reported it);
-//   - Replace reports every queued or known key missing from the new list
-//     as Deleted with a DeletedFinalStateUnknown carrying the last state
-//     the queue or the store has;
-//   - Resync queues a Sync change for every known object without pending
-//     changes.
+//   - Delete of an object that is not queued is ignored (a relist already
+//     reported it), unless KnownObjects holds it;
+//   - Replace reports every key missing from the new list that is queued
+//     or held by KnownObjects as Deleted, with a DeletedFinalStateUnknown
+//     carrying the last state the queue or the store has;
+//   - Resync queues a Sync change for every object of KnownObjects without
+//     pending changes; without KnownObjects it does nothing.
 //
 // Lock order: the queue's lock, then KnownObjects' lock, never the reverse.
 // The queue reads KnownObjects with its own lock held, and Pop runs the

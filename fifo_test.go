@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2/textlogger"
 )
 
@@ -370,6 +373,55 @@ func TestReportSlowProcessing(t *testing.T) {
 			reportSlowProcessing(logger, "ns/a", tc.items, tc.depth, tc.took)
 			if got := strings.Contains(buf.String(), "Slow processing"); got != tc.wantLog {
 				t.Errorf("logged = %v, want %v; log: %q", got, tc.wantLog, buf.String())
+			}
+		})
+	}
+}
+
+// TestQueues_ConcurrentProducersAndOneConsumer runs producers against a
+// consumer (under -race): every change arrives, and each producer's changes
+// arrive in the order it made them.
+func TestQueues_ConcurrentProducersAndOneConsumer(t *testing.T) {
+	const producers, perProducer = 4, 200
+	for name, newQueue := range queueMakers {
+		t.Run(name, func(t *testing.T) {
+			q := newQueue()
+			var wg sync.WaitGroup
+			for p := range producers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range perProducer {
+						if err := q.Add(queuePod(fmt.Sprintf("p%d-%d", p, i), strconv.Itoa(i))); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			next := make([]int, producers) // next index expected from each producer
+			for got := 0; got < producers*perProducer; got++ {
+				_, err := q.Pop(func(obj interface{}, _ bool) error {
+					if ds, ok := obj.(Deltas); ok {
+						obj = ds.Newest().Object
+					}
+					var p, i int
+					if _, err := fmt.Sscanf(obj.(*v1.Pod).Name, "p%d-%d", &p, &i); err != nil {
+						return err
+					}
+					if i != next[p] {
+						return fmt.Errorf("producer %d: got change %d, want %d", p, i, next[p])
+					}
+					next[p]++
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			wg.Wait()
+			if n := queuedLen(q); n != 0 {
+				t.Errorf("%d changes left", n)
 			}
 		})
 	}

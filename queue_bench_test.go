@@ -11,7 +11,7 @@ import (
 func benchPods(n int) []*v1.Pod {
 	pods := make([]*v1.Pod, n)
 	for i := range pods {
-		pods[i] = testPod("pod-"+strconv.Itoa(i), "1")
+		pods[i] = queuePod("pod-"+strconv.Itoa(i), "1")
 	}
 	return pods
 }

@@ -583,7 +583,7 @@ func runQueueModel(t *testing.T, cfg modelConfig, ops []modelOp) {
 		var err error
 		switch op.kind {
 		case mAdd, mUpdate, mDelete:
-			obj := testPod(op.name, rv)
+			obj := queuePod(op.name, rv)
 			latest[op.name] = obj
 			switch op.kind {
 			case mAdd:
@@ -606,7 +606,7 @@ func runQueueModel(t *testing.T, cfg modelConfig, ops []modelOp) {
 		case mReplace:
 			list := make([]interface{}, len(op.list))
 			for i, name := range op.list {
-				p := testPod(name, rv)
+				p := queuePod(name, rv)
 				latest[name] = p
 				list[i] = p
 			}

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 	"sync"
@@ -187,17 +188,17 @@ func NewRealFIFOWithOptions(opts RealFIFOOptions) *RealFIFO {
 func (o RealFIFOOptions) validate() error {
 	if o.AtomicEvents {
 		if o.KnownObjects != nil {
-			return fmt.Errorf("KnownObjects must be nil with AtomicEvents")
+			return errors.New("KnownObjects must be nil with AtomicEvents")
 		}
 		return nil
 	}
 	switch {
 	case o.KnownObjects == nil:
-		return fmt.Errorf("KnownObjects is required without AtomicEvents")
+		return errors.New("KnownObjects is required without AtomicEvents")
 	case o.UnlockWhileProcessing:
-		return fmt.Errorf("UnlockWhileProcessing requires AtomicEvents")
+		return errors.New("UnlockWhileProcessing requires AtomicEvents")
 	case o.EmitDeltaTypeBookmark:
-		return fmt.Errorf("EmitDeltaTypeBookmark requires AtomicEvents")
+		return errors.New("EmitDeltaTypeBookmark requires AtomicEvents")
 	}
 	return nil
 }
