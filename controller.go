@@ -265,35 +265,44 @@ func processDeltas(logger klog.Logger, handler ResourceEventHandler, clientState
 // processReplacedAll replaces the store's content with a full list and
 // tells handler: a delete (as a DeletedFinalStateUnknown) for every cached
 // object missing from the list, then an update or add for every listed one.
+//
+// A listed object without a key is left out, and reported in the returned
+// error, so that one bad object does not keep the others from the cache.
 func processReplacedAll(logger klog.Logger, handler ResourceEventHandler, info ReplacedAllInfo, clientState Store, isInInitialList bool, keyFunc KeyFunc) error {
 	listed := make(map[string]struct{}, len(info.Objects))
-	previous := make([]interface{}, len(info.Objects))
-	for i, obj := range info.Objects {
+	objects := make([]interface{}, 0, len(info.Objects))
+	previous := make([]interface{}, 0, len(info.Objects))
+	var errs []error
+	for _, obj := range info.Objects {
 		key, err := keyFunc(obj)
 		if err != nil {
-			return fmt.Errorf("replacing the cache: %w", KeyError{Obj: obj, Err: err})
+			errs = append(errs, fmt.Errorf("replacing the cache: leaving out an object: %w", KeyError{Obj: obj, Err: err}))
+			continue
 		}
 		listed[key] = struct{}{}
-		if old, exists, err := clientState.GetByKey(key); err == nil && exists {
-			previous[i] = old
+		objects = append(objects, obj)
+		old, exists, err := clientState.GetByKey(key)
+		if err != nil || !exists {
+			old = nil
 		}
+		previous = append(previous, old)
 	}
 	tombstones := replacementTombstones(logger, nil, clientState, listed)
-	err := clientState.Replace(info.Objects, info.ResourceVersion)
+	err := clientState.Replace(objects, info.ResourceVersion)
 	if err != nil && !isIndexFailure(err) {
-		return err
+		return errors.Join(append(errs, err)...)
 	}
 	for _, t := range tombstones {
 		handler.OnDelete(t)
 	}
-	for i, obj := range info.Objects {
+	for i, obj := range objects {
 		if previous[i] != nil {
 			handler.OnUpdate(previous[i], obj)
 		} else {
 			handler.OnAdd(obj, isInInitialList)
 		}
 	}
-	return err
+	return errors.Join(append(errs, err)...)
 }
 
 // processDeltasInBatch applies a batch of single-object deltas in one store
