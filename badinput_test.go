@@ -762,3 +762,57 @@ func TestBadInput_RunWithAStopChannelAlreadyClosed(t *testing.T) {
 		t.Error("AddEventHandler after the run: no error")
 	}
 }
+
+// A transform that returns nothing for an object (nil, or a nil pointer)
+// leaves that object out of the cache, listed or watched, streaming or
+// paged; the informer syncs and serves the others. Transforms may be
+// given their own output (a streaming list transforms twice), so these
+// accept nil.
+func TestBadInput_TransformsReturningNothingLeaveOutTheirObject(t *testing.T) {
+	transforms := map[string]TransformFunc{
+		"nil": func(obj interface{}) (interface{}, error) {
+			if p, ok := obj.(*v1.Pod); ok && p != nil && p.Name == "bad" {
+				return nil, nil
+			}
+			return obj, nil
+		},
+		"typed nil": func(obj interface{}) (interface{}, error) {
+			if p, ok := obj.(*v1.Pod); ok && p != nil && p.Name == "bad" {
+				return (*v1.Pod)(nil), nil
+			}
+			return obj, nil
+		},
+	}
+	for name, transform := range transforms {
+		for _, mode := range []string{"streaming", "paged"} {
+			for _, listed := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%s/listed=%v", name, mode, listed), func(t *testing.T) {
+					src := framework.NewFakeControllerSource()
+					defer src.Shutdown()
+					src.Add(badPod("a", ""))
+					if listed {
+						src.Add(badPod("bad", ""))
+					}
+					var lw ListerWatcher = src
+					if mode == "paged" {
+						lw = pagedOnly{src}
+					}
+					b := startBadInformer(t, lw, func(inf *sharedIndexInformer) { mustOK(t, inf.SetTransform(transform)) })
+					badWait(t, "sync", b.reg.HasSynced)
+					if !listed {
+						src.Add(badPod("bad", ""))
+					}
+					src.Add(badPod("b", ""))
+					want := []string{"ns/a", "ns/b"}
+					badWait(t, "a and b stored and delivered", func() bool {
+						return slices.Equal(want, b.storeKeys()) && slices.Equal(want, b.rec.viewKeys())
+					})
+					b.stop()
+					if diff := cmp.Diff(want, b.rec.seenKeys()); diff != "" {
+						t.Errorf("keys the handler was told about (-want +got):\n%s", diff)
+					}
+				})
+			}
+		}
+	}
+}

@@ -274,7 +274,7 @@ func processReplacedAll(logger klog.Logger, handler ResourceEventHandler, info R
 	previous := make([]interface{}, 0, len(info.Objects))
 	var errs []error
 	for _, obj := range info.Objects {
-		key, err := keyFunc(obj)
+		key, err := callKeyFunc(keyFunc, obj)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("replacing the cache: leaving out an object: %w", KeyError{Obj: obj, Err: err}))
 			continue
