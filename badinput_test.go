@@ -816,3 +816,44 @@ func TestBadInput_TransformsReturningNothingLeaveOutTheirObject(t *testing.T) {
 		}
 	}
 }
+
+// Adding, to a running informer, an index whose function fails on a cached
+// object is refused as a whole with an error naming the object; the
+// informer goes on serving without the index.
+func TestBadInput_AddIndexersFailingOnACachedObjectIsRefused(t *testing.T) {
+	src := framework.NewFakeControllerSource()
+	defer src.Shutdown()
+	src.Add(badPod("a", ""))
+	src.Add(badPod("bad", ""))
+	b := startBadInformer(t, src, nil)
+	badWait(t, "sync", b.reg.HasSynced)
+	for name, fn := range map[string]IndexFunc{
+		"error": func(obj interface{}) ([]string, error) {
+			if obj.(*v1.Pod).Name == "bad" {
+				return nil, errors.New("cannot index bad")
+			}
+			return []string{"v"}, nil
+		},
+		"panic": func(obj interface{}) ([]string, error) {
+			if obj.(*v1.Pod).Name == "bad" {
+				panic("cannot index bad")
+			}
+			return []string{"v"}, nil
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := b.inf.AddIndexers(Indexers{name: fn})
+			if err == nil || !strings.Contains(err.Error(), "ns/bad") {
+				t.Fatalf("AddIndexers: got %v, want an error naming ns/bad", err)
+			}
+			if _, err := b.inf.GetIndexer().IndexKeys(name, "v"); err == nil {
+				t.Error("the refused index exists")
+			}
+		})
+	}
+	src.Add(badPod("b", ""))
+	want := []string{"ns/a", "ns/b", "ns/bad"}
+	badWait(t, "b stored and delivered", func() bool {
+		return slices.Equal(want, b.storeKeys()) && slices.Equal(want, b.rec.viewKeys())
+	})
+}
