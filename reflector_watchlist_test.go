@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -411,4 +412,71 @@ func TestReflectorWatchList_ConsistencyCheckIsOffByDefault(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+func TestReflectorWatchList_QueuesTransformEachObjectAgainOnReplace(t *testing.T) {
+	cases := map[string]func(TransformFunc) Queue{
+		"DeltaFIFO": func(tr TransformFunc) Queue {
+			return NewDeltaFIFOWithOptions(DeltaFIFOOptions{KeyFunction: MetaNamespaceKeyFunc, Transformer: tr})
+		},
+		"RealFIFO": func(tr TransformFunc) Queue {
+			return NewRealFIFO(MetaNamespaceKeyFunc, NewStore(MetaNamespaceKeyFunc), tr)
+		},
+	}
+	for name, newQueue := range cases {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rfSetup(t, true)
+				var calls atomic.Int32
+				queue := newQueue(func(obj interface{}) (interface{}, error) {
+					calls.Add(1)
+					p := obj.(*v1.Pod)
+					p.Spec.Hostname = "transformed"
+					return p, nil
+				})
+				defer queue.Close()
+				lw := &rfLW{streaming: true, watchFn: rfWatches(rfWatchReply{stream: newRFStream(false,
+					rfEvent(watch.Added, rfPod("p1", "1")), rfEvent(watch.Added, rfPod("p2", "2")), rfEndBookmark("2"),
+					rfEvent(watch.Added, rfPod("p3", "3")))})}
+				r := NewReflector(lw, &v1.Pod{}, queue, 0)
+				stop := rfRun(r)
+				synctest.Wait()
+				if err := stop(); err != nil {
+					t.Fatal(err)
+				}
+				// Twice into the temporary store, twice on Replace, once for
+				// the live event: what the reference does.
+				if got := calls.Load(); got != 5 {
+					t.Errorf("transformer called %d times, want 5", got)
+				}
+				var popped []string
+				for range 3 {
+					_, err := queue.Pop(func(obj interface{}, _ bool) error {
+						var o interface{}
+						switch v := obj.(type) {
+						case Deltas:
+							o = v.Newest().Object
+						case Delta:
+							o = v.Object
+						default:
+							o = obj
+						}
+						if o.(*v1.Pod).Spec.Hostname != "transformed" {
+							t.Errorf("%s was not transformed", rfDescribe(o))
+						}
+						popped = append(popped, rfDescribe(o))
+						return nil
+					})
+					if err != nil {
+						t.Fatalf("Pop: %v", err)
+					}
+				}
+				// The streamed state reaches the queue in no particular order.
+				slices.Sort(popped[:2])
+				if diff := cmp.Diff([]string{"p1@1", "p2@2", "p3@3"}, popped); diff != "" {
+					t.Errorf("popped (-want +got):\n%s", diff)
+				}
+			})
+		})
+	}
 }
