@@ -42,6 +42,7 @@ func badWait(t *testing.T, what string, cond func() bool) {
 // badRecorder is a handler that keeps a view of the objects it was told
 // about and every key it ever saw.
 type badRecorder struct {
+	// mu guards every field.
 	mu    sync.Mutex
 	view  map[string]string // key → resource version
 	seen  map[string]bool
@@ -172,11 +173,13 @@ func (w *prefixedWatch) run(prefix []watch.Event) {
 
 // badInformer is an informer under test with a recording handler.
 type badInformer struct {
+	// errMu guards errs, the errors told to the watch error handler.
+	errMu sync.Mutex
+	errs  []error
+
 	inf    *sharedIndexInformer
 	rec    *badRecorder
 	reg    ResourceEventHandlerRegistration
-	errMu  sync.Mutex
-	errs   []error
 	cancel context.CancelFunc
 	done   chan struct{}
 }

@@ -19,17 +19,7 @@ import (
 // has synced. A correct informer leaves the view equal to the server's
 // state once quiet.
 type soakHandler struct {
-	name string
-	// pause, if set, is how long every pauseEvery-th call takes, to make
-	// a slow handler.
-	pause time.Duration
-	ticks atomic.Int64
-
-	reg atomic.Value // ResourceEventHandlerRegistration, once known
-	// maxRV is the newest resource version the handler has seen.
-	maxRV atomic.Int64
-
-	// mu guards every field below.
+	// mu guards the fields up to the blank line.
 	mu sync.Mutex
 	// view is the handler's replay of the stream, by key.
 	view map[string]*v1.Pod
@@ -40,6 +30,15 @@ type soakHandler struct {
 	// divergences counts failed checks; messages keeps the first ones.
 	divergences int64
 	messages    []string
+
+	name string
+	// pause, if set, is how long every pauseEvery-th call takes, to make
+	// a slow handler.
+	pause time.Duration
+	ticks atomic.Int64
+	reg   atomic.Value // ResourceEventHandlerRegistration, once known
+	// maxRV is the newest resource version the handler has seen.
+	maxRV atomic.Int64
 }
 
 func newSoakHandler(name string, pause time.Duration) *soakHandler {

@@ -37,9 +37,7 @@ import (
 // Objects handed out are the stored ones: consumers must not modify them,
 // which is the cache's contract anyway.
 type simServer struct {
-	window int
-
-	// mu guards every field below.
+	// mu guards every field below but window and wg.
 	mu sync.Mutex
 	// rv is the resource version of the newest change.
 	rv int64
@@ -60,9 +58,12 @@ type simServer struct {
 	nextID    int64
 	shutDown  bool
 
-	// Counters for the report; guarded by mu too.
+	// Counters for the report.
 	lists, streamingLists, watches, expiredWatchers int64
 
+	// window is the number of changes the watch cache keeps; fixed.
+	window int
+	// wg counts the watcher goroutines.
 	wg sync.WaitGroup
 }
 

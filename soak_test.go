@@ -88,14 +88,17 @@ func (soakNoWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 
 // soakInformer is one informer under test, with its handlers.
 type soakInformer struct {
+	// errMu guards watchErrors, counts of the errors told to the watch
+	// error handler, by kind.
+	errMu       sync.Mutex
+	watchErrors map[string]int
+
 	name     string
 	informer *sharedIndexInformer
 	faults   *framework.FaultyListerWatcher
 	handlers []*soakHandler
 	// late is registered half-way through the workload.
-	late        *soakHandler
-	watchErrors map[string]int
-	errMu       sync.Mutex
+	late *soakHandler
 }
 
 // soakByNode indexes pods by node, to keep index maintenance in the loop.

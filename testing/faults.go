@@ -49,19 +49,22 @@ type ListerWatcherWithContext interface {
 // the random source is shared, so with concurrent callers a seed fixes the
 // mix of faults but not which call gets which.
 type FaultyListerWatcher struct {
+	// randMu guards rng, which is not safe for concurrent use.
+	randMu sync.Mutex
+	rng    *rand.Rand
+
+	// The fields below are set at construction and never change.
+
 	cfg   FaultConfig
 	list  func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error)
 	watch func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error)
 	// probe is the wrapped value, asked whether it serves streaming lists.
 	probe any
 
-	// randMu guards rng, which is not safe for concurrent use.
-	randMu sync.Mutex
-	rng    *rand.Rand
+	// The fields below are atomic.
 
 	// disabled turns injection off; see SetEnabled.
-	disabled atomic.Bool
-
+	disabled               atomic.Bool
 	lists, watches, events atomic.Int64
 	injected               [NumFaultKinds]atomic.Int64
 }
