@@ -309,8 +309,10 @@ func newSharedProcessor(clk clock.Clock, upstream <-chan struct{}) *sharedProces
 }
 
 // addListener registers l; if the processor runs, l starts delivering at
-// once. The caller starts l's sync tracking with watchSync once it queued
-// l's initial items. It reports whether the processor was running.
+// once. The caller queues l's initial items first (a processor starting
+// now begins l's sync tracking at once), then calls watchSync, which starts
+// it on an already running processor. It reports whether the processor was
+// running.
 func (p *sharedProcessor) addListener(l *processorListener) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
