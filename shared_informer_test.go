@@ -460,55 +460,76 @@ func TestSharedInformer_ShutDownEventHandlerWaitsForTheCallInProgress(t *testing
 	})
 }
 
-func TestSharedInformer_RemovedHandlerGetsNoCallAfterTheOneInProgress(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		src := infSource(t, 20)
-		inf := infNewPodInformer(src)
-		var removed atomic.Bool
-		var late atomic.Int32
-		victim := &infRecorder{before: func(infEvent) {
-			if removed.Load() {
-				late.Add(1)
-			}
-		}}
-		witness := &infRecorder{}
-		reg := infAdd(t, inf, victim)
-		infAdd(t, inf, witness)
-		infRun(t, inf)
-		<-inf.HasSyncedChecker().Done()
+func TestSharedInformer_RemovalWhileEventsFlow(t *testing.T) {
+	cases := map[string]struct {
+		remove func(SharedInformer, ResourceEventHandlerRegistration) error
+		// maxLate is how many calls may start after remove returned: the
+		// listener checks for removal before each call, so after
+		// RemoveEventHandler the call it had already begun may still
+		// start; ShutDownEventHandler waits for that one.
+		maxLate int32
+	}{
+		"RemoveEventHandler": {
+			remove: func(inf SharedInformer, reg ResourceEventHandlerRegistration) error {
+				return inf.RemoveEventHandler(reg)
+			},
+			maxLate: 1,
+		},
+		"ShutDownEventHandler": {remove: ShutDownEventHandler, maxLate: 0},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				src := infSource(t, 20)
+				inf := infNewPodInformer(src)
+				var removed atomic.Bool
+				var late atomic.Int32
+				victim := &infRecorder{before: func(infEvent) {
+					if removed.Load() {
+						late.Add(1)
+					}
+				}}
+				witness := &infRecorder{}
+				reg := infAdd(t, inf, victim)
+				infAdd(t, inf, witness)
+				infRun(t, inf)
+				<-inf.HasSyncedChecker().Done()
 
-		halfway := make(chan struct{})
-		written := make(chan struct{})
-		go func() {
-			defer close(written)
-			for i := range 2000 {
-				src.Modify(testPod("ns", fmt.Sprint("p", i%20), ""))
-				if i == 500 {
-					close(halfway)
+				halfway := make(chan struct{})
+				written := make(chan struct{})
+				go func() {
+					defer close(written)
+					for i := range 2000 {
+						src.Modify(testPod("ns", fmt.Sprint("p", i%20), ""))
+						if i == 500 {
+							close(halfway)
+						}
+					}
+				}()
+				<-halfway
+				if err := tc.remove(inf, reg); err != nil {
+					t.Fatalf("%s: %v", name, err)
 				}
-			}
-		}()
-		<-halfway
-		if err := inf.RemoveEventHandler(reg); err != nil {
-			t.Fatalf("RemoveEventHandler: %v", err)
-		}
-		removed.Store(true)
-		<-written
-		synctest.Wait()
-		// The listener checks for removal before each call, so at most the
-		// call it had already begun can still start.
-		if n := late.Load(); n > 1 {
-			t.Errorf("handler called %d times after RemoveEventHandler returned, want at most 1", n)
-		}
-		if got := witness.count("update"); got != 2000 {
-			t.Errorf("other handler got %d updates, want 2000", got)
-		}
-		select {
-		case <-reg.(interface{ ShutdownChan() <-chan struct{} }).ShutdownChan():
-		default:
-			t.Errorf("removed registration's shutdown channel still open once its listener went quiet")
-		}
-	})
+				removed.Store(true)
+				<-written
+				synctest.Wait()
+				if n := late.Load(); n > tc.maxLate {
+					t.Errorf("handler called %d times after %s returned, want at most %d", n, name, tc.maxLate)
+				}
+				if got := victim.count("update"); got == 2000 {
+					t.Errorf("removed handler got every update")
+				}
+				if got := witness.count("update"); got != 2000 {
+					t.Errorf("other handler got %d updates, want 2000", got)
+				}
+				select {
+				case <-reg.(interface{ ShutdownChan() <-chan struct{} }).ShutdownChan():
+				default:
+					t.Errorf("removed registration's shutdown channel still open once its listener went quiet")
+				}
+			})
+		})
+	}
 }
 
 // infForeignRegistration is a registration no informer made.
