@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -427,16 +426,7 @@ func TestNewInformerFamily_KeepsTheStoreAndTellsTheHandler(t *testing.T) {
 				if ctrl.HasSynced() {
 					t.Errorf("controller synced before Run")
 				}
-				ctx, cancel := context.WithCancel(context.Background())
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
-					ctrl.RunWithContext(ctx)
-				}()
-				defer func() {
-					cancel()
-					<-done
-				}()
+				infRun(t, ctrl)
 				<-ctrl.HasSyncedChecker().Done()
 				src.Modify(podOnNode("ns", "a", "n2", 0))
 				src.Add(podOnNode("ns", "c", "n1", 0))
@@ -493,16 +483,7 @@ func TestNewInformer_ResyncHandsEveryObjectAgain(t *testing.T) {
 		src := infSource(t, 2)
 		rec := &infRecorder{}
 		_, ctrl := NewInformer(src, &v1.Pod{}, time.Minute, rec)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			ctrl.RunWithContext(ctx)
-		}()
-		defer func() {
-			cancel()
-			<-done
-		}()
+		infRun(t, ctrl)
 		<-ctrl.HasSyncedChecker().Done()
 		// Virtual time: the bubble's clock jumps to the resync timer.
 		time.Sleep(time.Minute + time.Second)
@@ -524,20 +505,13 @@ func TestNewInformerWithOptions_NilHandlerIsAllowed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := infSource(t, 1)
 		store, ctrl := NewInformerWithOptions(InformerOptions{ListerWatcher: src, ObjectType: &v1.Pod{}})
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			ctrl.RunWithContext(ctx)
-		}()
+		infRun(t, ctrl)
 		<-ctrl.HasSyncedChecker().Done()
 		src.Delete(testPod("ns", "p0", ""))
 		synctest.Wait()
 		if keys := store.ListKeys(); len(keys) != 0 {
 			t.Errorf("store keys = %v, want none", keys)
 		}
-		cancel()
-		<-done
 	})
 }
 
@@ -562,18 +536,12 @@ func TestController_ProcessErrorsDoNotStopTheLoop(t *testing.T) {
 				return nil
 			},
 		})
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			ctrl.RunWithContext(ctx)
-		}()
+		stop := infRun(t, ctrl)
 		<-ctrl.HasSyncedChecker().Done()
 		src.Add(testPod("ns", "bad", ""))
 		src.Add(testPod("ns", "good", ""))
 		synctest.Wait()
-		cancel()
-		<-done
+		stop()
 		if diff := cmp.Diff([]string{"ns/bad", "ns/good"}, processed); diff != "" {
 			t.Errorf("processed (-want +got):\n%s", diff)
 		}
@@ -611,15 +579,9 @@ func TestController_ProcessBatchFollowsTheGate(t *testing.T) {
 						return nil
 					},
 				})
-				ctx, cancel := context.WithCancel(context.Background())
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
-					ctrl.RunWithContext(ctx)
-				}()
+				stop := infRun(t, ctrl)
 				<-ctrl.HasSyncedChecker().Done()
-				cancel()
-				<-done
+				stop()
 				want := []int{5}
 				if !gate {
 					want = []int{1, 1, 1, 1, 1}

@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"context"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -78,17 +77,9 @@ func (lw *benchInfLW) IsWatchListSemanticsUnSupported() bool { return true }
 // benchInfRun runs inf until the returned stop is called, and waits until
 // it synced.
 func benchInfRun(b *testing.B, inf SharedInformer) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		inf.RunWithContext(ctx)
-	}()
+	stop = infRun(b, inf)
 	<-inf.HasSyncedChecker().Done()
-	return func() {
-		cancel()
-		<-done
-	}
+	return stop
 }
 
 // benchInfHandlers registers n handlers that each mark wg done when they

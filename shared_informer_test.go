@@ -231,9 +231,12 @@ func infSource(t *testing.T, pods int) *fcache.FakeControllerSource {
 	return src
 }
 
+// infRunner is an informer or a controller.
+type infRunner interface{ RunWithContext(ctx context.Context) }
+
 // infRun runs inf until the returned stop is called or the test ends; stop
 // waits for Run to return.
-func infRun(t *testing.T, inf SharedInformer) (stop func()) {
+func infRun(t testing.TB, inf infRunner) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
