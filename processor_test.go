@@ -119,13 +119,47 @@ func TestSharedProcessor_ListenerAddedAfterStopIsFinished(t *testing.T) {
 		cancel()
 		<-done
 		l := procListener(&infRecorder{})
-		if p.addListener(l) {
+		if p.addListener(l, nil) {
 			t.Errorf("addListener reported a running processor after it stopped")
 		}
 		<-l.ShutdownChan()
 		l.add(addNotification(procPod("a", 1), false))
 		if n := l.pending.len(); n != 0 {
 			t.Errorf("stopped listener queued %d notifications", n)
+		}
+	})
+}
+
+func TestSharedProcessor_LateListenerSyncsOnlyAfterItsInitialItems(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newSharedProcessor(nil, closedChannel())
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			p.run(ctx)
+		}()
+		defer func() {
+			cancel()
+			<-done
+		}()
+		synctest.Wait()
+		latch := newInfLatch()
+		defer latch.open()
+		rec := &infRecorder{before: func(infEvent) { latch.wait() }}
+		l := procListener(rec)
+		if !p.addListener(l, []interface{}{procPod("a", 1), procPod("b", 1)}) {
+			t.Fatalf("addListener reported a stopped processor")
+		}
+		synctest.Wait()
+		if l.HasSynced() {
+			t.Errorf("listener synced while its handler is stuck in its first initial add")
+		}
+		latch.open()
+		<-l.HasSyncedChecker().Done()
+		want := []infEvent{{Kind: "add", Key: "ns/a", RV: "1", Initial: true}, {Kind: "add", Key: "ns/b", RV: "1", Initial: true}}
+		if diff := cmp.Diff(want, rec.snapshot()); diff != "" {
+			t.Errorf("calls (-want +got):\n%s", diff)
 		}
 	})
 }

@@ -434,21 +434,14 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 		metrics:         s.metricsProvider,
 	})
 	if !s.started {
-		s.processor.addListener(l)
+		s.processor.addListener(l, nil)
 		return l, nil
 	}
 	// Running: hand the handler the cache, then the changes after it,
-	// with deltas held off in between. The snapshot is queued before the
-	// listener is visible to the processor: a processor starting just now
-	// would otherwise start its sync tracking against an upstream that
-	// may already be synced, with no initial item counted yet.
+	// with deltas held off in between.
 	s.deliverMu.Lock()
 	defer s.deliverMu.Unlock()
-	for _, obj := range s.indexer.List() {
-		l.add(addNotification(obj, true))
-	}
-	s.processor.addListener(l)
-	s.processor.watchSync(l)
+	s.processor.addListener(l, s.indexer.List())
 	return l, nil
 }
 
