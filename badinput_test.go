@@ -318,8 +318,10 @@ func TestBadInput_ObjectsWithoutMetadataOfTheExpectedType(t *testing.T) {
 		fw.Add(badPod("b", "2"))
 		badWait(t, "b to be stored", func() bool { return slices.Equal([]string{"ns/b"}, store.ListKeys()) })
 	})
-	// A listed object without metadata is left out; the rest of the list
-	// is cached and delivered.
+	// A listed object without metadata: a streaming list leaves it out and
+	// caches the rest; a paged list is refused as a whole, as in the
+	// reference (see processReplacedAll), so a stays missing until the next
+	// list. Either way the informer syncs and goes on serving the watch.
 	for _, mode := range []string{"streaming", "paged"} {
 		t.Run("informer list/"+mode, func(t *testing.T) {
 			src := framework.NewFakeControllerSource()
@@ -353,7 +355,10 @@ func TestBadInput_ObjectsWithoutMetadataOfTheExpectedType(t *testing.T) {
 			badWait(t, "sync", b.reg.HasSynced)
 			src.Add(badPod("b", ""))
 			want := []string{"ns/a", "ns/b"}
-			badWait(t, "a and b stored and delivered", func() bool {
+			if mode == "paged" {
+				want = []string{"ns/b"}
+			}
+			badWait(t, "the served objects stored and delivered", func() bool {
 				return slices.Equal(want, b.storeKeys()) && slices.Equal(want, b.rec.viewKeys())
 			})
 		})
@@ -767,10 +772,14 @@ func TestBadInput_RunWithAStopChannelAlreadyClosed(t *testing.T) {
 }
 
 // A transform that returns nothing for an object (nil, or a nil pointer)
-// leaves that object out of the cache, listed or watched, streaming or
-// paged; the informer syncs and serves the others. Transforms may be
-// given their own output (a streaming list transforms twice), so these
-// accept nil.
+// keeps that object out of the cache and the handlers. A watched object is
+// just skipped. A listed one is left out of a streaming list when the
+// temporary store can tell (a nil pointer); otherwise it reaches the
+// replacement without a key and, as in the reference, the whole
+// replacement is refused (see processReplacedAll): the informer syncs
+// without the list and goes on serving the watch. Transforms may be given
+// their own output (a streaming list transforms twice), so these accept
+// nil.
 func TestBadInput_TransformsReturningNothingLeaveOutTheirObject(t *testing.T) {
 	transforms := map[string]TransformFunc{
 		"nil": func(obj interface{}) (interface{}, error) {
@@ -786,37 +795,47 @@ func TestBadInput_TransformsReturningNothingLeaveOutTheirObject(t *testing.T) {
 			return obj, nil
 		},
 	}
-	for name, transform := range transforms {
-		for _, mode := range []string{"streaming", "paged"} {
-			for _, listed := range []bool{false, true} {
-				t.Run(fmt.Sprintf("%s/%s/listed=%v", name, mode, listed), func(t *testing.T) {
-					src := framework.NewFakeControllerSource()
-					defer src.Shutdown()
-					src.Add(badPod("a", ""))
-					if listed {
-						src.Add(badPod("bad", ""))
-					}
-					var lw ListerWatcher = src
-					if mode == "paged" {
-						lw = pagedOnly{src}
-					}
-					b := startBadInformer(t, lw, func(inf *sharedIndexInformer) { mustOK(t, inf.SetTransform(transform)) })
-					badWait(t, "sync", b.reg.HasSynced)
-					if !listed {
-						src.Add(badPod("bad", ""))
-					}
-					src.Add(badPod("b", ""))
-					want := []string{"ns/a", "ns/b"}
-					badWait(t, "a and b stored and delivered", func() bool {
-						return slices.Equal(want, b.storeKeys()) && slices.Equal(want, b.rec.viewKeys())
-					})
-					b.stop()
-					if diff := cmp.Diff(want, b.rec.seenKeys()); diff != "" {
-						t.Errorf("keys the handler was told about (-want +got):\n%s", diff)
-					}
-				})
+	all, refused := []string{"ns/a", "ns/b"}, []string{"ns/b"}
+	tests := []struct {
+		transform, mode string
+		listed          bool
+		want            []string
+	}{
+		{"nil", "streaming", false, all},
+		{"nil", "paged", false, all},
+		{"typed nil", "streaming", false, all},
+		{"typed nil", "paged", false, all},
+		{"nil", "streaming", true, refused},
+		{"nil", "paged", true, refused},
+		{"typed nil", "streaming", true, all},
+		{"typed nil", "paged", true, refused},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s/%s/listed=%v", tc.transform, tc.mode, tc.listed), func(t *testing.T) {
+			src := framework.NewFakeControllerSource()
+			defer src.Shutdown()
+			src.Add(badPod("a", ""))
+			if tc.listed {
+				src.Add(badPod("bad", ""))
 			}
-		}
+			var lw ListerWatcher = src
+			if tc.mode == "paged" {
+				lw = pagedOnly{src}
+			}
+			b := startBadInformer(t, lw, func(inf *sharedIndexInformer) { mustOK(t, inf.SetTransform(transforms[tc.transform])) })
+			badWait(t, "sync", b.reg.HasSynced)
+			if !tc.listed {
+				src.Add(badPod("bad", ""))
+			}
+			src.Add(badPod("b", ""))
+			badWait(t, "the served objects stored and delivered", func() bool {
+				return slices.Equal(tc.want, b.storeKeys()) && slices.Equal(tc.want, b.rec.viewKeys())
+			})
+			b.stop()
+			if diff := cmp.Diff(tc.want, b.rec.seenKeys()); diff != "" {
+				t.Errorf("keys the handler was told about (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -266,43 +266,38 @@ func processDeltas(logger klog.Logger, handler ResourceEventHandler, clientState
 // tells handler: a delete (as a DeletedFinalStateUnknown) for every cached
 // object missing from the list, then an update or add for every listed one.
 //
-// A listed object without a key is left out, and reported in the returned
-// error, so that one bad object does not keep the others from the cache.
+// As in the reference, a listed object without a key (or whose key function
+// panics) refuses the whole replacement: the store and the handlers are
+// left as they were, and the error says which object.
 func processReplacedAll(logger klog.Logger, handler ResourceEventHandler, info ReplacedAllInfo, clientState Store, isInInitialList bool, keyFunc KeyFunc) error {
 	listed := make(map[string]struct{}, len(info.Objects))
-	objects := make([]interface{}, 0, len(info.Objects))
-	previous := make([]interface{}, 0, len(info.Objects))
-	var errs []error
-	for _, obj := range info.Objects {
+	previous := make([]interface{}, len(info.Objects))
+	for i, obj := range info.Objects {
 		key, err := callKeyFunc(keyFunc, obj)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("replacing the cache: leaving out an object: %w", KeyError{Obj: obj, Err: err}))
-			continue
+			return fmt.Errorf("replacing the cache: %w", KeyError{Obj: obj, Err: err})
 		}
 		listed[key] = struct{}{}
-		objects = append(objects, obj)
-		old, exists, err := clientState.GetByKey(key)
-		if err != nil || !exists {
-			old = nil
+		if old, exists, err := clientState.GetByKey(key); err == nil && exists {
+			previous[i] = old
 		}
-		previous = append(previous, old)
 	}
 	tombstones := replacementTombstones(logger, nil, clientState, listed)
-	err := clientState.Replace(objects, info.ResourceVersion)
+	err := clientState.Replace(info.Objects, info.ResourceVersion)
 	if err != nil && !isIndexFailure(err) {
-		return errors.Join(append(errs, err)...)
+		return err
 	}
 	for _, t := range tombstones {
 		handler.OnDelete(t)
 	}
-	for i, obj := range objects {
+	for i, obj := range info.Objects {
 		if previous[i] != nil {
 			handler.OnUpdate(previous[i], obj)
 		} else {
 			handler.OnAdd(obj, isInInitialList)
 		}
 	}
-	return errors.Join(append(errs, err)...)
+	return err
 }
 
 // processDeltasInBatch applies a batch of single-object deltas in one store
