@@ -207,6 +207,12 @@ func countEvents(informers ...*started) {
 // returns the result as a snapshot.
 func listSnapshot(t *testing.T, kind kindClient, namespaces ...string) snapshot {
 	t.Helper()
+	return listSnapshotWith(t, kind, metav1.ListOptions{}, namespaces...)
+}
+
+// listSnapshotWith is listSnapshot with list options (selectors).
+func listSnapshotWith(t *testing.T, kind kindClient, options metav1.ListOptions, namespaces ...string) snapshot {
+	t.Helper()
 	if len(namespaces) == 0 {
 		namespaces = []string{""}
 	}
@@ -215,7 +221,7 @@ func listSnapshot(t *testing.T, kind kindClient, namespaces ...string) snapshot 
 		var items []metav1.Object
 		err := retry(context.Background(), "list "+kind.resource(), func(ctx context.Context) error {
 			var err error
-			items, err = kind.list(ctx, ns, metav1.ListOptions{})
+			items, err = kind.list(ctx, ns, options)
 			return err
 		})
 		if err != nil {
