@@ -24,14 +24,15 @@ func needChild(t *testing.T, parent string) {
 	}
 }
 
-// runChild re-executes this test binary to run the top-level test name
+// runChild re-executes this test binary to run the named top-level tests
 // with extra environment variables (feature gates are read once per
 // process, so a different setting needs a new process). It fails t if the
-// child fails or does not run the test, and adds the child's tally to
+// child fails or does not pass every test, and adds the child's tally to
 // this process's.
-func runChild(t *testing.T, name string, env ...string) {
+func runChild(t *testing.T, names []string, env ...string) {
 	t.Helper()
-	args := []string{"-test.run", "^" + name + "$", "-test.count", "1", "-test.v", "-test.timeout", "8m"}
+	name := strings.Join(names, "|")
+	args := []string{"-test.run", "^(" + name + ")$", "-test.count", "1", "-test.v", "-test.timeout", "8m"}
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(append(os.Environ(), childEnv+"=1"), env...)
 	var out bytes.Buffer
@@ -43,8 +44,10 @@ func runChild(t *testing.T, name string, env ...string) {
 	if err != nil {
 		t.Fatalf("child %s with %v failed after %s: %v\n%s", name, env, time.Since(began).Round(time.Millisecond), err, output)
 	}
-	if !strings.Contains(output, "--- PASS: "+name+" ") {
-		t.Fatalf("child %s with %v did not pass the test (skipped?):\n%s", name, env, output)
+	for _, n := range names {
+		if !strings.Contains(output, "--- PASS: "+n+" ") {
+			t.Fatalf("child with %v did not pass %s (skipped?):\n%s", env, n, output)
+		}
 	}
 	for _, line := range strings.Split(output, "\n") {
 		if strings.Contains(line, "--- PASS") || strings.Contains(line, ": ") && strings.Contains(line, "_test.go:") {

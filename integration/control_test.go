@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 )
 
-// controlClient talks to kas's control API (see kas/README.md): it restarts,
-// stops and starts the API server and compacts etcd.
+// controlClient talks to kas's control API (see kas/README.md): it restarts
+// the API server and compacts etcd.
 type controlClient struct {
 	baseURL string
 }
@@ -53,16 +52,6 @@ func (c *controlClient) restartAPIServer(ctx context.Context) error {
 	return c.post(ctx, "/restart-apiserver", nil)
 }
 
-// stopAPIServer stops the API server; etcd keeps running.
-func (c *controlClient) stopAPIServer(ctx context.Context) error {
-	return c.post(ctx, "/stop-apiserver", nil)
-}
-
-// startAPIServer starts the API server again and waits until it is ready.
-func (c *controlClient) startAPIServer(ctx context.Context) error {
-	return c.post(ctx, "/start-apiserver", nil)
-}
-
 // compact compacts etcd at its current revision and returns that revision.
 func (c *controlClient) compact(ctx context.Context) (int64, error) {
 	var answer struct {
@@ -72,9 +61,4 @@ func (c *controlClient) compact(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	return answer.Revision, nil
-}
-
-// compactAt compacts etcd at revision rev.
-func (c *controlClient) compactAt(ctx context.Context, rev int64) error {
-	return c.post(ctx, "/compact?revision="+strconv.FormatInt(rev, 10), nil)
 }

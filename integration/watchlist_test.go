@@ -19,16 +19,23 @@ import (
 // (once per process) for the WatchListClient feature gate.
 const watchListGate = "KUBE_FEATURE_WatchListClient"
 
-// TestWatchListClientGate runs TestStreamingChild in a child process with
-// streaming lists switched on and off through the feature gate.
+// TestWatchListClientGate runs TestStreamingChild in child processes with
+// streaming lists switched on and off through the feature gate. With them
+// off, the child also runs the interruption scenarios, which this process
+// runs with the gate as the environment sets it (on by default), so that
+// relisting by List is covered as well as by streaming.
 func TestWatchListClientGate(t *testing.T) {
 	needServer(t)
-	for _, tc := range []struct{ name, value string }{
-		{"streaming lists on", "true"},
-		{"streaming lists off", "false"},
+	for _, tc := range []struct {
+		name  string
+		value string
+		tests []string
+	}{
+		{"streaming lists on", "true", []string{"TestStreamingChild"}},
+		{"streaming lists off", "false", []string{"TestStreamingChild", "TestRestartMidChurn", "TestMissedDeletesBecomeTombstones"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			runChild(t, "TestStreamingChild", watchListGate+"="+tc.value)
+			runChild(t, tc.tests, watchListGate+"="+tc.value)
 		})
 	}
 }
@@ -198,7 +205,8 @@ func testPagination(t *testing.T, s *server, streaming bool) {
 		got  result
 	}{{"cache.New", byNew}, {"NewReflectorWithOptions", byReflector}} {
 		ob := tc.got.ob
-		t.Logf("%s: %d List calls (items per page %v), %d streaming watches", tc.name, len(ob.lists), pageItems(ob), len(ob.streams()))
+		t.Logf("%s: %d List calls (items per page %v), %d streaming watches (watch cache on: %v; it ignores the limit of a list at resourceVersion 0)",
+			tc.name, len(ob.lists), pageItems(ob), len(ob.streams()), s.watchCache)
 		if streaming {
 			if len(ob.lists) != 0 || len(ob.streams()) != 1 {
 				t.Errorf("%s: %d List calls and %d streaming watches, want 0 and 1: a streaming list ignores the page size", tc.name, len(ob.lists), len(ob.streams()))
@@ -206,6 +214,9 @@ func testPagination(t *testing.T, s *server, streaming bool) {
 			continue
 		}
 		checkPages(t, tc.name, ob, objects)
+		if want := (objects + pageSize - 1) / pageSize; !s.watchCache && len(ob.lists) != want {
+			t.Errorf("%s: %d pages, want %d: without a watch cache the server honours the limit", tc.name, len(ob.lists), want)
+		}
 		if d := cmp.Diff(listRequests(byClientGo.ob), listRequests(ob), ignoreTimeout); d != "" {
 			t.Errorf("%s: List requests (-client-go, +kcache):\n%s", tc.name, d)
 		}
