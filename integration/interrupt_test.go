@@ -47,20 +47,29 @@ func TestRestartMidChurn(t *testing.T) {
 	}
 	ours, theirs, ourLW, theirLW := observedPair(t, kind, funcsListWatch(kind), namespaces...)
 
-	restarted := make(chan error, 1)
+	// The restart runs next to the writers; restarted is set once it began.
+	type restart struct {
+		took time.Duration
+		err  error
+	}
+	var restarted chan restart
 	err := c.run(ctx, func() {
+		restarted = make(chan restart, 1)
 		go func() {
 			began := time.Now()
 			err := control.restartAPIServer(ctx)
-			t.Logf("API server restarted in %s while the writers run", time.Since(began).Round(time.Millisecond))
-			restarted <- err
+			restarted <- restart{took: time.Since(began), err: err}
 		}()
 	})
+	if restarted != nil {
+		r := <-restarted
+		if r.err != nil {
+			t.Fatalf("restart: %v", r.err)
+		}
+		t.Logf("API server restarted in %s while the writers ran", r.took.Round(time.Millisecond))
+	}
 	if err != nil {
 		t.Fatalf("workload: %v", err)
-	}
-	if err := <-restarted; err != nil {
-		t.Fatalf("restart: %v", err)
 	}
 	c.account()
 	waitConverged(t, listSnapshot(t, kind, namespaces...), ours, theirs)

@@ -83,24 +83,36 @@ func (o *observedLW) ListWithContext(ctx context.Context, options metav1.ListOpt
 }
 
 // WatchWithContext records the call and wraps the stream so that 410
-// ERROR events are counted and pause can close it.
+// ERROR events are counted and pause can close it. A watch that opened
+// while a pause began is closed again and reopened after the pause, so no
+// event gets through while paused.
 func (o *observedLW) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-	if err := o.waitResumed(ctx); err != nil {
-		return nil, err
-	}
-	w, err := o.inner.WatchWithContext(ctx, options)
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.watches = append(o.watches, options)
-	if err != nil {
-		if isGone(err) {
-			o.expired++
+	for {
+		if err := o.waitResumed(ctx); err != nil {
+			return nil, err
 		}
-		return nil, err
+		w, err := o.inner.WatchWithContext(ctx, options)
+		o.mu.Lock()
+		if o.resumed != nil {
+			o.mu.Unlock()
+			if err == nil {
+				w.Stop()
+			}
+			continue
+		}
+		o.watches = append(o.watches, options)
+		if err != nil {
+			if isGone(err) {
+				o.expired++
+			}
+			o.mu.Unlock()
+			return nil, err
+		}
+		ow := newObservedWatch(o, w)
+		o.active[ow] = true
+		o.mu.Unlock()
+		return ow, nil
 	}
-	ow := newObservedWatch(o, w)
-	o.active[ow] = true
-	return ow, nil
 }
 
 // waitResumed blocks while the ListerWatcher is paused.
