@@ -217,12 +217,7 @@ func runVariant(t *testing.T, s *server, v variant) {
 	countEvents(ours, theirs)
 	compareCounts(t, ours.early[0], theirs.early[0])
 	if v.seen != nil {
-		visible := newLedger()
-		for _, w := range c.w.ledger.all() {
-			if v.seen(w, namespaces) {
-				visible.objects[w.uid] = &w
-			}
-		}
+		visible := c.w.ledger.filter(func(w written) bool { return v.seen(w, namespaces) })
 		checkComplete(t, visible, v.kind.deleteMarks(), ours, theirs)
 	}
 	if v.checkStored != nil {

@@ -76,6 +76,17 @@ func (l *ledger) all() []written {
 	return out
 }
 
+// filter returns a new ledger holding copies of the records keep accepts.
+func (l *ledger) filter(keep func(written) bool) *ledger {
+	out := newLedger()
+	for _, w := range l.all() {
+		if keep(w) {
+			out.objects[w.uid] = &w
+		}
+	}
+	return out
+}
+
 // writer performs one kind's writes with retries that survive an API
 // server restart: a write whose outcome is unknown (connection cut,
 // timeout, 5xx, 429) is retried, and a retry that finds its own earlier
