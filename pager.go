@@ -89,6 +89,9 @@ func (p listPager) collectWhole(ctx context.Context, opts metav1.ListOptions) (l
 // first page sets the resource version and sizes the item slice, using the
 // server's count of remaining items when it gives one.
 func (l *listedItems) addPage(page runtime.Object, first bool) (string, error) {
+	if isNilObject(page) {
+		return "", fmt.Errorf("list response is not a list: got a nil %T", page)
+	}
 	if table, gvk := isUnsupportedTableListObject(page); table {
 		return "", fmt.Errorf("unsupported list gvk: %v", gvk)
 	}

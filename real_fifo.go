@@ -450,11 +450,11 @@ func (f *RealFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 	}
 	isInInitialList := !f.sync.synced()
 	e := f.queue.popFront()
-	f.sync.take(1)
+	claimed := f.sync.claim(1)
 	f.metrics.queuedItems.Set(float64(f.queue.len()))
 	var item interface{} = Deltas{e.Delta} // boxed once for process and the result
 	err := f.processLocked(e.key, 1, func() error { return process(item, isInInitialList) })
-	f.sync.settle()
+	f.sync.release(claimed)
 	return item, err
 }
 
@@ -488,7 +488,7 @@ func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProc
 	for i := range batch {
 		batch[i] = f.queue.popFront().Delta
 	}
-	f.sync.take(n)
+	claimed := f.sync.claim(n)
 	f.metrics.queuedItems.Set(float64(f.queue.len()))
 	var err error
 	if n == 1 {
@@ -496,7 +496,7 @@ func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProc
 	} else {
 		err = f.processLocked(key, n, func() error { return processBatch(batch, isInInitialList) })
 	}
-	f.sync.settle()
+	f.sync.release(claimed)
 	return err
 }
 
