@@ -2,9 +2,9 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: test fmt-check vet unit compat bench bench-smoke cover fuzz soak
+.PHONY: test fmt-check vet unit compat integration bench bench-smoke cover fuzz soak
 
-test: fmt-check vet unit compat
+test: fmt-check vet unit compat integration
 
 fmt-check:
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*')); \
@@ -19,6 +19,13 @@ unit:
 # compat proves the API against real client-go types (a nested module).
 compat:
 	cd compat && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+# integration runs integration/ (its own module) with -race against a real
+# kube-apiserver + etcd started by kas/: once with the watch cache, once
+# with --watch-cache=false. The server is always stopped (trap); see
+# integration/run.sh. The first build of the launcher takes about 10 minutes.
+integration:
+	GO=$(GO) integration/run.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
