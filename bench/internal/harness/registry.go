@@ -54,7 +54,7 @@ type Sizes struct {
 // FullSizes are the sizes the issue asks for.
 var FullSizes = Sizes{
 	Pods: 100_000, InformerPods: 10_000, Events: 100_000,
-	Window: time.Second, BenchTime: 400 * time.Millisecond, Timeout: 2 * time.Minute,
+	Window: time.Second, BenchTime: 300 * time.Millisecond, Timeout: 2 * time.Minute,
 }
 
 // QuickSizes make a smoke run that still exercises every code path.
