@@ -199,16 +199,21 @@ func (rep *report) writeInformer(w io.Writer) {
 	var cells [][]string
 	for _, r := range rows {
 		e, c, a, b := r.pair(extra("events/s")), r.pair(cpuNsPerOp), r.pair(allocsPerOp), r.pair(bytesPerOp)
+		m := r.pair(extra("merged"))
 		cells = append(cells, []string{
 			r.name,
 			fmtCount(e.cg), fmtCount(e.kc), fmtRatio(e.ratio()),
 			fmtNs(c.cg), fmtNs(c.kc), fmtRatio(c.ratio()),
 			fmtCount(a.cg), fmtCount(a.kc), fmtRatio(a.allocsRatio()),
 			fmtBytes(b.cg), fmtBytes(b.kc), fmtRatio(b.bytesRatio()),
+			fmtCount(m.cg), fmtCount(m.kc),
 		})
 	}
 	table(w, []string{"workload", "client-go events/s", "kcache events/s", "ratio",
-		"client-go cpu/event", "kcache cpu/event", "ratio", "client-go allocs/event", "kcache allocs/event", "ratio", "client-go B/event", "kcache B/event", "ratio"}, cells)
+		"client-go cpu/event", "kcache cpu/event", "ratio", "client-go allocs/event", "kcache allocs/event", "ratio", "client-go B/event", "kcache B/event", "ratio", "client-go merged", "kcache merged"}, cells)
+	fmt.Fprintf(w, "Timed until every handler saw the last version of every pod. merged: notifications a listener "+
+		"folded into a newer one for the same object because its handler fell behind (kcache bounds listener "+
+		"backlogs; client-go never merges), summed over the handlers, median per run.\n\n")
 }
 
 func (rep *report) writeWriteRate(w io.Writer) {

@@ -81,6 +81,19 @@ func (f *Fixture) InformerPods() []*v1.Pod { f.buildInformer(); return f.infPods
 // moves its pod to another node.
 func (f *Fixture) InformerEvents() []*v1.Pod { f.buildInformer(); return f.infEvents }
 
+// InformerFinalVersions says which InformerEvents carry the last version
+// of their pod: the final count of them, at resourceVersion minRV or newer.
+// (The last InformerPods events touch every pod once, see scatter.)
+func (f *Fixture) InformerFinalVersions() (minRV uint64, count int) {
+	f.buildInformer()
+	count = min(len(f.infPods), len(f.infEvents))
+	if count == 0 {
+		return 0, 0
+	}
+	rv, _ := strconv.ParseUint(f.infEvents[len(f.infEvents)-count].ResourceVersion, 10, 64)
+	return rv, count
+}
+
 // InformerListRV is the resourceVersion of the informer's initial list.
 func (f *Fixture) InformerListRV() string { return strconv.Itoa(f.Sizes.InformerPods) }
 

@@ -3,7 +3,10 @@ package harness
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync/atomic"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // CountingHandler is an event handler (it has the method set of both
@@ -14,6 +17,13 @@ type CountingHandler struct {
 
 	addTarget, updateTarget int64
 	addsDone, updatesDone   chan struct{}
+
+	// finalRV and finalTarget: finalsDone is closed once finalTarget
+	// updates to objects at resourceVersion finalRV or newer were seen.
+	finalRV     uint64
+	finalTarget int64
+	finals      atomic.Int64
+	finalsDone  chan struct{}
 
 	// progress, when not nil, gets a signal (dropped if one is pending)
 	// every progressEvery updates, so that a feeder can wait for the
@@ -47,6 +57,32 @@ func (h *CountingHandler) OnAdd(_ interface{}, _ bool) {
 	}
 }
 
+// ExpectFinal makes WaitFinal wait for n updates whose new object is at
+// resourceVersion minRV or newer: the last version of each of n objects.
+// Unlike an update count this target holds when the informer merges the
+// pending updates of a handler that fell behind, since a merged
+// notification carries the newest object. Call it before the handler is
+// registered.
+func (h *CountingHandler) ExpectFinal(minRV uint64, n int) {
+	h.finalRV, h.finalTarget, h.finalsDone = minRV, int64(n), make(chan struct{})
+}
+
+// WaitFinal waits for the target set by ExpectFinal.
+func (h *CountingHandler) WaitFinal(ctx context.Context) error {
+	return h.wait(ctx, h.finalsDone, "final versions")
+}
+
+func (h *CountingHandler) countFinal(obj interface{}) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	rv, err := strconv.ParseUint(m.GetResourceVersion(), 10, 64)
+	if err == nil && rv >= h.finalRV && h.finals.Add(1) == h.finalTarget {
+		close(h.finalsDone)
+	}
+}
+
 // SignalProgress makes the handler signal ch every n updates; call it
 // before the handler is registered.
 func (h *CountingHandler) SignalProgress(ch chan struct{}, n int) {
@@ -54,7 +90,10 @@ func (h *CountingHandler) SignalProgress(ch chan struct{}, n int) {
 }
 
 // OnUpdate counts an update.
-func (h *CountingHandler) OnUpdate(_, _ interface{}) {
+func (h *CountingHandler) OnUpdate(_, newObj interface{}) {
+	if h.finalsDone != nil {
+		h.countFinal(newObj)
+	}
 	n := h.updates.Add(1)
 	if n == h.updateTarget {
 		close(h.updatesDone)
@@ -93,7 +132,8 @@ func (h *CountingHandler) wait(ctx context.Context, done <-chan struct{}, what s
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("waiting for %s: saw %d adds (want %d), %d updates (want %d), %d deletes: %w",
-			what, h.adds.Load(), h.addTarget, h.updates.Load(), h.updateTarget, h.deletes.Load(), ctx.Err())
+		return fmt.Errorf("waiting for %s: saw %d adds (want %d), %d updates (want %d), %d final versions (want %d), %d deletes: %w",
+			what, h.adds.Load(), h.addTarget, h.updates.Load(), h.updateTarget, h.finals.Load(), h.finalTarget,
+			h.deletes.Load(), ctx.Err())
 	}
 }

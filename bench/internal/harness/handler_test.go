@@ -41,3 +41,21 @@ func TestCountingHandler(t *testing.T) {
 		t.Errorf("zero target: WaitUpdates = %v, want nil at once", err)
 	}
 }
+
+func TestCountingHandlerFinalVersions(t *testing.T) {
+	pod := func(rv uint64) interface{} { return ClusterLayout.Pod(0, rv, 0) }
+	h := NewCountingHandler(0, 100)
+	h.ExpectFinal(10, 2)
+	h.OnUpdate(nil, pod(3))
+	h.OnUpdate(nil, pod(10))
+	h.OnUpdate(nil, "not an object") // ignored, not a final version
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := h.WaitFinal(canceled); err == nil || !strings.Contains(err.Error(), "1 final versions (want 2)") {
+		t.Fatalf("WaitFinal = %v, want an error after one final version", err)
+	}
+	h.OnUpdate(nil, pod(11))
+	if err := h.WaitFinal(canceled); err != nil {
+		t.Fatalf("WaitFinal = %v after two final versions", err)
+	}
+}

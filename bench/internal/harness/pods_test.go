@@ -116,3 +116,44 @@ func TestFixture(t *testing.T) {
 		t.Error("selector does not match a tier=web pod")
 	}
 }
+
+func TestInformerFinalVersions(t *testing.T) {
+	tests := []struct {
+		name         string
+		pods, events int
+		wantCount    int
+	}{
+		{name: "ten events per pod", pods: 50, events: 500, wantCount: 50},
+		{name: "fewer events than pods", pods: 50, events: 20, wantCount: 20},
+		{name: "uneven", pods: 7, events: 30, wantCount: 7},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := NewFixture(Sizes{InformerPods: tc.pods, Events: tc.events})
+			minRV, count := fx.InformerFinalVersions()
+			if count != tc.wantCount {
+				t.Fatalf("count = %d, want %d", count, tc.wantCount)
+			}
+			last := make(map[string]uint64)
+			for _, ev := range fx.InformerEvents() {
+				rv, _ := strconv.ParseUint(ev.ResourceVersion, 10, 64)
+				last[ev.Name] = rv
+			}
+			finals := 0
+			for _, rv := range last {
+				if rv >= minRV {
+					finals++
+				}
+			}
+			atOrAbove := 0
+			for _, ev := range fx.InformerEvents() {
+				if rv, _ := strconv.ParseUint(ev.ResourceVersion, 10, 64); rv >= minRV {
+					atOrAbove++
+				}
+			}
+			if finals != count || atOrAbove != count {
+				t.Errorf("%d pods end at or above %d and %d events are there, want both %d", finals, minRV, atOrAbove, count)
+			}
+		})
+	}
+}
