@@ -194,7 +194,7 @@ func (rep *report) writeInformer(w io.Writer) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "### SharedIndexInformer: %d Modified events over %d pods, until every handler saw every event\n\n",
+	fmt.Fprintf(w, "### SharedIndexInformer: %d Modified events over %d pods, until every handler saw the last version of every pod\n\n",
 		rep.sizes.Events, rep.sizes.InformerPods)
 	var cells [][]string
 	for _, r := range rows {
