@@ -61,6 +61,15 @@ func (r *Registry) GaugeFunc(name, help string, f func() float64, labels ...stri
 	r.familyLocked(name, help, "gauge").series[renderLabels(labels)] = gaugeFunc(f)
 }
 
+// CounterFunc registers a counter whose value f computes at each scrape,
+// for totals kept elsewhere. f must never decrease and must be safe to call
+// from any goroutine.
+func (r *Registry) CounterFunc(name, help string, f func() float64, labels ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.familyLocked(name, help, "counter").series[renderLabels(labels)] = gaugeFunc(f)
+}
+
 // Summary returns the summary name{labels}, creating it on first use. It
 // reports the sum and count of observations, no quantiles.
 func (r *Registry) Summary(name, help string, labels ...string) *Summary {

@@ -38,6 +38,15 @@ a_backlog{handler="say \"hi\"\\now"} 1.5
 b_cached 42
 `,
 		},
+		"counter func": {
+			fill: func(r *Registry) {
+				r.CounterFunc("drops_total", "Drops.", func() float64 { return 3 }, "source", "sim")
+			},
+			want: `# HELP drops_total Drops.
+# TYPE drops_total counter
+drops_total{source="sim"} 3
+`,
+		},
 		"summary": {
 			fill: func(r *Registry) {
 				s := r.Summary("list_seconds", "List time.", "name", "r")

@@ -83,8 +83,9 @@ func (ch *Churn) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-drop.c:
-			n := ch.cluster.DropWatches()
-			ch.tell(fmt.Sprintf("dropped %d watch connection(s)", n))
+			if n := ch.cluster.DropWatches(); n > 0 {
+				ch.tell(fmt.Sprintf("dropped %d watch connection(s)", n))
+			}
 		case <-expire.c:
 			if err := ch.expire(); err != nil {
 				return err
