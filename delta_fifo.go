@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -110,13 +111,13 @@ type DeltaFIFOOptions struct {
 // A Reflector produces into a DeltaFIFO and a single consumer calls Pop,
 // typically to apply the changes to KnownObjects and notify handlers. With
 // KnownObjects the queue also knows the objects the consumer holds:
-//   - Delete of an object neither queued nor known is ignored (a relist
-//     already reported it);
-//   - Replace reports every queued or known key missing from the new list
-//     as Deleted with a DeletedFinalStateUnknown carrying the last state
-//     the queue or the store has;
-//   - Resync queues a Sync change for every known object without pending
-//     changes.
+//   - Delete of an object that is not queued is ignored (a relist already
+//     reported it), unless KnownObjects holds it;
+//   - Replace reports every key missing from the new list that is queued
+//     or held by KnownObjects as Deleted, with a DeletedFinalStateUnknown
+//     carrying the last state the queue or the store has;
+//   - Resync queues a Sync change for every object of KnownObjects without
+//     pending changes; without KnownObjects it does nothing.
 //
 // Lock order: the queue's lock, then KnownObjects' lock, never the reverse.
 // The queue reads KnownObjects with its own lock held, and Pop runs the
@@ -143,7 +144,8 @@ type DeltaFIFO struct {
 	emitDeltaTypeReplaced bool
 	transformer           TransformFunc
 	checker               *queueSyncedChecker
-	// clock times the process function, to report slow processing.
+	// clock times the process function, to report slow processing when a
+	// backlog waits behind it.
 	clock clock.PassiveClock
 }
 
@@ -405,12 +407,18 @@ func (f *DeltaFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 	isInInitialList := !f.sync.synced()
 	key, deltas := f.book.popOldest()
 	f.sync.take(1)
+	var item interface{} = deltas // boxed once for process and the result
 	depth := f.book.len()
-	start := f.clock.Now()
-	err := callProcess(f.logger, func() error { return process(deltas, isInInitialList) })
-	reportSlowProcessing(f.logger, key, 1, depth, f.clock.Since(start))
+	var start time.Time
+	if depth > slowDepth {
+		start = f.clock.Now()
+	}
+	err := callProcess(f.logger, func() error { return process(item, isInInitialList) })
+	if depth > slowDepth {
+		reportSlowProcessing(f.logger, key, 1, depth, f.clock.Since(start))
+	}
 	f.sync.settle()
-	return deltas, err
+	return item, err
 }
 
 // Close wakes every waiting Pop; Pop returns ErrFIFOClosed once the queued

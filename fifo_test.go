@@ -1,12 +1,19 @@
 package cache
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2/textlogger"
 )
 
 func TestRing_KeepsOrderAcrossGrowWrapAndShrink(t *testing.T) {
@@ -342,6 +349,79 @@ func TestQueues_ProcessPanicBecomesAnError(t *testing.T) {
 			}
 			if n := len(drain(t, q)); n != 1 {
 				t.Errorf("%d items left after the panic, want 1", n)
+			}
+		})
+	}
+}
+
+func TestReportSlowProcessing(t *testing.T) {
+	tests := map[string]struct {
+		items, depth int
+		took         time.Duration
+		wantLog      bool
+	}{
+		"short backlog is never reported":    {items: 1, depth: 10, took: time.Minute},
+		"fast item with a backlog":           {items: 1, depth: 11, took: 100 * time.Millisecond},
+		"slow item with a backlog":           {items: 1, depth: 11, took: 101 * time.Millisecond, wantLog: true},
+		"a batch gets an allowance per item": {items: 5, depth: 50, took: 450 * time.Millisecond},
+		"the batch allowance is capped":      {items: 50, depth: 50, took: 1100 * time.Millisecond, wantLog: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&buf)))
+			reportSlowProcessing(logger, "ns/a", tc.items, tc.depth, tc.took)
+			if got := strings.Contains(buf.String(), "Slow processing"); got != tc.wantLog {
+				t.Errorf("logged = %v, want %v; log: %q", got, tc.wantLog, buf.String())
+			}
+		})
+	}
+}
+
+// TestQueues_ConcurrentProducersAndOneConsumer runs producers against a
+// consumer (under -race): every change arrives, and each producer's changes
+// arrive in the order it made them.
+func TestQueues_ConcurrentProducersAndOneConsumer(t *testing.T) {
+	const producers, perProducer = 4, 200
+	for name, newQueue := range queueMakers {
+		t.Run(name, func(t *testing.T) {
+			q := newQueue()
+			var wg sync.WaitGroup
+			for p := range producers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range perProducer {
+						if err := q.Add(queuePod(fmt.Sprintf("p%d-%d", p, i), strconv.Itoa(i))); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			next := make([]int, producers) // next index expected from each producer
+			for got := 0; got < producers*perProducer; got++ {
+				_, err := q.Pop(func(obj interface{}, _ bool) error {
+					if ds, ok := obj.(Deltas); ok {
+						obj = ds.Newest().Object
+					}
+					var p, i int
+					if _, err := fmt.Sscanf(obj.(*v1.Pod).Name, "p%d-%d", &p, &i); err != nil {
+						return err
+					}
+					if i != next[p] {
+						return fmt.Errorf("producer %d: got change %d, want %d", p, i, next[p])
+					}
+					next[p]++
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			wg.Wait()
+			if n := queuedLen(q); n != 0 {
+				t.Errorf("%d changes left", n)
 			}
 		})
 	}

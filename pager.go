@@ -154,11 +154,14 @@ func (r *Reflector) stepWatchList(ctx context.Context, c *listWatchCycle) stepRe
 	if err != nil {
 		return r.watchListFailed(ctx, err, from)
 	}
+	kept := false
+	defer func() {
+		if !kept {
+			w.Stop()
+		}
+	}()
 	reader := streamReader{r: r, ctx: ctx, w: w, sink: temp, phase: phaseInitialEvents, start: start}
 	end, err := reader.run()
-	if end != endInitialEventsDone {
-		w.Stop()
-	}
 	switch end {
 	case endInitialEventsDone:
 	case endStopped:
@@ -179,11 +182,10 @@ func (r *Reflector) stepWatchList(ctx context.Context, c *listWatchCycle) stepRe
 	items := temp.List()
 	r.checkWatchListConsistency(ctx, rv, transform, items)
 	if err := replaceStore(r.store, items, rv); err != nil {
-		w.Stop()
 		return stepResult{outcome: outcomeCycleDone, err: fmt.Errorf("unable to sync watch-list result: %w", err), reason: "replace failed"}
 	}
 	r.setLastSyncResourceVersion(rv)
-	c.stream = w
+	c.stream, kept = w, true
 	klog.FromContext(ctx).V(2).Info("Caches populated", "type", r.typeDescription, "reflector", r.name, "items", len(items), "resourceVersion", rv, "streamed", true)
 	return stepResult{outcome: outcomeSynced, reason: "streamed"}
 }
@@ -205,4 +207,94 @@ func (r *Reflector) watchListFailed(ctx context.Context, err error, from string)
 		logger.V(4).Info("Streaming list failed, falling back to a paginated list. Expected when the server does not support streaming lists.", "reflector", r.name, "type", r.typeDescription, "err", err)
 		return stepResult{outcome: outcomeFallBackToList, reason: "streaming list failed"}
 	}
+}
+
+// stepList is the listing state: list from relistResourceVersion, once more
+// from the newest state if that version is unavailable, then replace the
+// store's content with the result.
+func (r *Reflector) stepList(ctx context.Context) stepResult {
+	from := r.relistResourceVersion()
+	pager := listPager{pageSize: r.listPageSize(from), fetch: r.listerWatcher.ListWithContext}
+	start := r.clock.Now()
+	listed, stopped, err := r.listInBackground(ctx, func(ctx context.Context) (listedItems, error) {
+		r.metrics.lists.Inc()
+		out, err := pager.collect(ctx, metav1.ListOptions{ResourceVersion: from})
+		if isRVUnavailableError(err) {
+			r.setListOrigin(originNewest)
+			out, err = pager.collect(ctx, metav1.ListOptions{ResourceVersion: r.relistResourceVersion()})
+		}
+		return out, err
+	})
+	if stopped {
+		return stepResult{outcome: outcomeCanceled}
+	}
+	r.metrics.listDuration.Observe(r.clock.Since(start).Seconds())
+	if err != nil {
+		return stepResult{outcome: outcomeCycleDone, err: fmt.Errorf("failed to list %v: %w", r.typeDescription, err), reason: "list failed"}
+	}
+	r.metrics.itemsInList.Observe(float64(len(listed.items)))
+	if from == "0" && listed.paginated {
+		r.paginatedResult = true
+	}
+	r.setListOrigin(originLastSeen)
+	if err := replaceStore(r.store, listed.items, listed.resourceVersion); err != nil {
+		return stepResult{outcome: outcomeCycleDone, err: fmt.Errorf("unable to sync list result: %w", err), reason: "replace failed"}
+	}
+	r.setLastSyncResourceVersion(listed.resourceVersion)
+	klog.FromContext(ctx).V(2).Info("Caches populated", "type", r.typeDescription, "reflector", r.name, "items", len(listed.items), "resourceVersion", listed.resourceVersion)
+	return stepResult{outcome: outcomeSynced, reason: "listed"}
+}
+
+// listPageSize chooses the page size of a list from rv (see
+// WatchListPageSize).
+func (r *Reflector) listPageSize(rv string) int64 {
+	switch {
+	case r.WatchListPageSize != 0:
+		return r.WatchListPageSize
+	case r.paginatedResult:
+		return defaultListPageSize
+	case rv != "" && rv != "0":
+		// Unpaged, so that the watch cache can serve it.
+		return 0
+	default:
+		return defaultListPageSize
+	}
+}
+
+// listInBackground runs list on a goroutine of its own, so that a canceled
+// ctx ends the listing state at once even when the ListerWatcher ignores
+// contexts; the goroutine then ends when the list call returns, and its
+// result is dropped. A panicking list is an error.
+func (r *Reflector) listInBackground(ctx context.Context, list func(context.Context) (listedItems, error)) (listed listedItems, stopped bool, err error) {
+	type result struct {
+		listed listedItems
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var res result
+		defer func() {
+			if p := recover(); p != nil {
+				res = result{err: fmt.Errorf("list panicked: %v", p)}
+			}
+			done <- res
+		}()
+		res.listed, res.err = list(ctx)
+	}()
+	select {
+	case <-ctx.Done():
+		return listedItems{}, true, nil
+	case res := <-done:
+		return res.listed, false, res.err
+	}
+}
+
+// replaceStore calls the store's Replace; a panic is an error.
+func replaceStore(store ReflectorStore, items []interface{}, rv string) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("store panicked in Replace: %v", p)
+		}
+	}()
+	return store.Replace(items, rv)
 }

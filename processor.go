@@ -308,10 +308,14 @@ func newSharedProcessor(clk clock.Clock, upstream <-chan struct{}) *sharedProces
 	return &sharedProcessor{listeners: map[*processorListener]bool{}, clock: clk, upstream: upstream}
 }
 
-// addListener registers l; if the processor runs, l starts delivering at
-// once. The caller starts l's sync tracking with watchSync once it queued
-// l's initial items. It reports whether the processor was running.
-func (p *sharedProcessor) addListener(l *processorListener) bool {
+// addListener registers l and queues, for it, an add with
+// isInInitialList set for each of initial (the cache's content when l joins
+// a running informer). If the processor runs, l starts delivering and
+// follows the informer's sync at once. Both happen under p.mu, after the
+// initial items are queued, so l's sync tracker counts them all before it
+// can learn that the informer synced. It reports whether the processor was
+// running.
+func (p *sharedProcessor) addListener(l *processorListener, initial []interface{}) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stopped {
@@ -320,19 +324,14 @@ func (p *sharedProcessor) addListener(l *processorListener) bool {
 		return false
 	}
 	p.listeners[l] = true
+	for _, obj := range initial {
+		l.add(addNotification(obj, true))
+	}
 	if p.started {
 		p.wg.Go(l.run)
-	}
-	return p.started
-}
-
-// watchSync starts l's sync tracking on the processor's goroutine group.
-func (p *sharedProcessor) watchSync(l *processorListener) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.started && !p.stopped {
 		p.wg.Go(func() { l.followUpstream(p.upstream) })
 	}
+	return p.started
 }
 
 // removeListener unregisters the listener behind handle and stops it. An

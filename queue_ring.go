@@ -44,13 +44,6 @@ func (r *ring[T]) at(i int) T {
 	return r.buf[(r.head+i)&(len(r.buf)-1)]
 }
 
-// front returns a pointer to the value at the front, for reading in place.
-// The caller ensures the ring is not empty and does not keep the pointer
-// across another call.
-func (r *ring[T]) front() *T {
-	return &r.buf[r.head]
-}
-
 // popFront removes and returns the value at the front. The caller ensures
 // the ring is not empty.
 func (r *ring[T]) popFront() T {

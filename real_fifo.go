@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 	"sync"
@@ -121,8 +122,11 @@ type RealFIFO struct {
 	metrics               queueMetrics
 	checker               *queueSyncedChecker
 	// clock times the process function for the latency metric and to report
-	// slow processing.
-	clock clock.PassiveClock
+	// slow processing. Reading it costs, so it is read only when
+	// timeProcessing (the latency metric is published) or when a backlog
+	// waits behind the processed item.
+	clock          clock.PassiveClock
+	timeProcessing bool
 }
 
 var (
@@ -164,6 +168,8 @@ func NewRealFIFOWithOptions(opts RealFIFOOptions) *RealFIFO {
 	if f.keyFunc == nil {
 		f.keyFunc = MetaNamespaceKeyFunc
 	}
+	_, noLatencyMetric := f.metrics.processingLatency.(noopMetric)
+	f.timeProcessing = !noLatencyMetric
 	if name := opts.Identifier.Name(); name != "" {
 		f.name = name
 	} else if opts.Name != "" {
@@ -182,17 +188,17 @@ func NewRealFIFOWithOptions(opts RealFIFOOptions) *RealFIFO {
 func (o RealFIFOOptions) validate() error {
 	if o.AtomicEvents {
 		if o.KnownObjects != nil {
-			return fmt.Errorf("KnownObjects must be nil with AtomicEvents")
+			return errors.New("KnownObjects must be nil with AtomicEvents")
 		}
 		return nil
 	}
 	switch {
 	case o.KnownObjects == nil:
-		return fmt.Errorf("KnownObjects is required without AtomicEvents")
+		return errors.New("KnownObjects is required without AtomicEvents")
 	case o.UnlockWhileProcessing:
-		return fmt.Errorf("UnlockWhileProcessing requires AtomicEvents")
+		return errors.New("UnlockWhileProcessing requires AtomicEvents")
 	case o.EmitDeltaTypeBookmark:
-		return fmt.Errorf("EmitDeltaTypeBookmark requires AtomicEvents")
+		return errors.New("EmitDeltaTypeBookmark requires AtomicEvents")
 	}
 	return nil
 }
@@ -427,7 +433,7 @@ func (f *RealFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 	e := f.queue.popFront()
 	f.sync.take(1)
 	f.metrics.queuedItems.Set(float64(f.queue.len()))
-	item := Deltas{e.Delta}
+	var item interface{} = Deltas{e.Delta} // boxed once for process and the result
 	err := f.processLocked(e.key, 1, func() error { return process(item, isInInitialList) })
 	f.sync.settle()
 	return item, err
@@ -485,6 +491,9 @@ func (f *RealFIFO) processLocked(key string, n int, call func() error) error {
 	if f.unlockWhileProcessing && depth < 2*f.batchSize {
 		f.mu.Unlock()
 		defer f.mu.Lock()
+	}
+	if !f.timeProcessing && depth <= slowDepth {
+		return callProcess(f.logger, call)
 	}
 	start := f.clock.Now()
 	err := callProcess(f.logger, call)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -688,4 +689,26 @@ func TestRealFIFO_Metrics(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestRealFIFO_CloseWakesAWaitingPopBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true, UnlockWhileProcessing: true})
+		errc := make(chan error, 1)
+		go func() {
+			errc <- f.PopBatch(
+				func([]Delta, bool) error { return errors.New("nothing to pop") },
+				func(interface{}, bool) error { return errors.New("nothing to pop") })
+		}()
+		synctest.Wait()
+		select {
+		case err := <-errc:
+			t.Fatalf("PopBatch returned %v before Close", err)
+		default:
+		}
+		f.Close()
+		if err := <-errc; !errors.Is(err, ErrFIFOClosed) {
+			t.Errorf("PopBatch after Close = %v, want ErrFIFOClosed", err)
+		}
+	})
 }

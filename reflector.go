@@ -11,9 +11,8 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/naming"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -43,7 +42,7 @@ type ReflectorBookmarkStore interface {
 	Bookmark(resourceVersion string) error
 }
 
-// The reference's timing defaults. Watch requests ask the server to end them
+// Timing defaults, the same as client-go's. Watch requests ask the server to end them
 // after a random time in [min, 2*min) so that a fleet of clients does not
 // reconnect all at once. Failures back off exponentially with full jitter
 // from 800ms up to 30s; two minutes after the backoff last restarted it
@@ -64,12 +63,11 @@ const (
 	unspecifiedTypeDescription = "<unspecified>"
 )
 
-// Bounds on the wait for a streaming list to complete. The reference waits
-// for the initial-events-end bookmark for as long as the stream stays open;
-// a Reflector gives up once the stream has been silent for
-// initialEventsTimeout without completing, and falls back to a paginated
+// Bounds on the wait for a streaming list to complete: a Reflector gives up
+// on a stream that has delivered no event for initialEventsTimeout without
+// sending the initial-events-end bookmark, and falls back to a paginated
 // list. Every initialEventsCheckEvery of silence it logs a warning. Both are
-// copied into each Reflector when it is built.
+// copied into each Reflector when it is built (tests change the copies).
 var (
 	defaultInitialEventsTimeout    = 90 * time.Second
 	defaultInitialEventsCheckEvery = 10 * time.Second
@@ -84,6 +82,18 @@ var (
 // watchListing fill the store, watching follows changes, backingOff waits
 // after a failure, stopped ends the run. The exported fields must be set
 // before Run and not changed while it runs.
+//
+// Where client-go's Reflector could spin or hang, this one does not, with
+// the same API:
+//   - waiting for a streaming list to complete is bounded (see
+//     defaultInitialEventsTimeout); it then falls back to a paginated list;
+//   - reopening a watch after an internal server error, and restarting a
+//     streaming list whose stream closed before completing, wait for the
+//     backoff instead of retrying at once;
+//   - a panic in the ListerWatcher, the store, ShouldResync or the watch
+//     error handler becomes an error of the cycle, not a crash;
+//   - a request that fails because the context ended is not reported to
+//     the watch error handler.
 type Reflector struct {
 	// WatchListPageSize is the page size of lists. Zero lets the Reflector
 	// choose: pages of 500 when listing from the watch cache ("0") or from
@@ -215,7 +225,7 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType interface{}, store R
 		expectedType:            reflect.TypeOf(expectedType),
 		expectedGVK:             expectedGVKOf(expectedType),
 		store:                   store,
-		listerWatcher:           withContextListerWatcher(lw),
+		listerWatcher:           ToListerWatcherWithContext(lw),
 		watchErrorHandler:       DefaultWatchErrorHandler,
 		clock:                   c,
 		delay:                   backoff.DelayWithReset(c, defaultBackoffReset),
@@ -289,29 +299,6 @@ func expectedGVKOf(expectedType interface{}) *schema.GroupVersionKind {
 		return nil
 	}
 	return &gvk
-}
-
-// contextFreeListerWatcher gives a ListerWatcher without context support the
-// context-taking methods; the context is dropped.
-type contextFreeListerWatcher struct {
-	lw ListerWatcher
-}
-
-func (l contextFreeListerWatcher) ListWithContext(_ context.Context, options metav1.ListOptions) (apiruntime.Object, error) {
-	return l.lw.List(options)
-}
-
-func (l contextFreeListerWatcher) WatchWithContext(_ context.Context, options metav1.ListOptions) (watch.Interface, error) {
-	return l.lw.Watch(options)
-}
-
-// withContextListerWatcher returns lw itself when it takes contexts, else an
-// adapter.
-func withContextListerWatcher(lw ListerWatcher) ListerWatcherWithContext {
-	if c, ok := lw.(ListerWatcherWithContext); ok {
-		return c
-	}
-	return contextFreeListerWatcher{lw: lw}
 }
 
 // Name returns the reflector's name, as used in logs and metrics.
@@ -397,7 +384,9 @@ func (r *Reflector) Run(stopCh <-chan struct{}) {
 
 // RunWithContext lists and watches until ctx is canceled. Each error that
 // ends a cycle goes to the watch error handler; each new cycle waits for the
-// backoff first. It returns once every goroutine it started has ended.
+// backoff first. It returns once every goroutine it started has ended, save
+// a list call that ignores its context: that one is left to return on its
+// own, and its result is dropped.
 func (r *Reflector) RunWithContext(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	logger.V(3).Info("Starting reflector", "type", r.typeDescription, "resyncPeriod", r.resyncPeriod, "reflector", r.name)
@@ -426,8 +415,9 @@ type listWatchCycle struct {
 	// stream is the watch a streaming list left open, for watching to go on
 	// with; nil otherwise.
 	stream watch.Interface
-	// internalErrors bounds the retries after internal server errors.
-	internalErrors internalErrorBudget
+	// internalErrors bounds the retries after internal server errors
+	// (MaxInternalErrorRetryDuration).
+	internalErrors RetryWithDeadline
 	// resyncErrs delivers the error of a failed resync to the watch.
 	resyncErrs chan error
 	// stopResync stops the resync loop and waits for it; nil while none
@@ -440,12 +430,8 @@ type listWatchCycle struct {
 // newCycle starts a cycle.
 func (r *Reflector) newCycle() *listWatchCycle {
 	return &listWatchCycle{
-		internalErrors: internalErrorBudget{
-			maxDuration: r.MaxInternalErrorRetryDuration,
-			quietPeriod: internalErrorQuietPeriod,
-			clock:       r.clock,
-		},
-		resyncErrs: make(chan error, 1),
+		internalErrors: NewRetryWithDeadline(r.MaxInternalErrorRetryDuration, internalErrorQuietPeriod, apierrors.IsInternalError, r.clock),
+		resyncErrs:     make(chan error, 1),
 	}
 }
 
@@ -478,6 +464,10 @@ func (r *Reflector) drive(ctx context.Context, singleCycle bool) error {
 	defer func() { c.finish() }()
 	for m.state != reflectorStopped {
 		res := r.step(ctx, m.state, c)
+		if ctx.Err() != nil {
+			// Whatever failed as the context ended failed because of it.
+			res = stepResult{outcome: outcomeCanceled}
+		}
 		prev := m.state
 		m = m.next(res.outcome)
 		logger.V(2).Info("Reflector changed state", "reflector", r.name, "from", prev, "to", m.state, "reason", res.reason)
@@ -546,153 +536,6 @@ func (r *Reflector) stepBackOff(ctx context.Context) stepResult {
 	case <-t.C():
 		return stepResult{outcome: outcomeWaited}
 	}
-}
-
-// stepList is the listing state: list from relistResourceVersion, once more
-// from the newest state if that version is unavailable, then replace the
-// store's content with the result.
-func (r *Reflector) stepList(ctx context.Context) stepResult {
-	from := r.relistResourceVersion()
-	pager := listPager{pageSize: r.listPageSize(from), fetch: r.listerWatcher.ListWithContext}
-	start := r.clock.Now()
-	listed, stopped, err := r.listInBackground(ctx, func(ctx context.Context) (listedItems, error) {
-		r.metrics.lists.Inc()
-		out, err := pager.collect(ctx, metav1.ListOptions{ResourceVersion: from})
-		if isRVUnavailableError(err) {
-			r.setListOrigin(originNewest)
-			out, err = pager.collect(ctx, metav1.ListOptions{ResourceVersion: r.relistResourceVersion()})
-		}
-		return out, err
-	})
-	if stopped {
-		return stepResult{outcome: outcomeCanceled}
-	}
-	r.metrics.listDuration.Observe(r.clock.Since(start).Seconds())
-	if err != nil {
-		return stepResult{outcome: outcomeCycleDone, err: fmt.Errorf("failed to list %v: %w", r.typeDescription, err), reason: "list failed"}
-	}
-	r.metrics.itemsInList.Observe(float64(len(listed.items)))
-	if from == "0" && listed.paginated {
-		r.paginatedResult = true
-	}
-	r.setListOrigin(originLastSeen)
-	if err := replaceStore(r.store, listed.items, listed.resourceVersion); err != nil {
-		return stepResult{outcome: outcomeCycleDone, err: fmt.Errorf("unable to sync list result: %w", err), reason: "replace failed"}
-	}
-	r.setLastSyncResourceVersion(listed.resourceVersion)
-	klog.FromContext(ctx).V(2).Info("Caches populated", "type", r.typeDescription, "reflector", r.name, "items", len(listed.items), "resourceVersion", listed.resourceVersion)
-	return stepResult{outcome: outcomeSynced, reason: "listed"}
-}
-
-// listPageSize chooses the page size of a list from rv (see
-// WatchListPageSize).
-func (r *Reflector) listPageSize(rv string) int64 {
-	switch {
-	case r.WatchListPageSize != 0:
-		return r.WatchListPageSize
-	case r.paginatedResult:
-		return defaultListPageSize
-	case rv != "" && rv != "0":
-		// Unpaged, so that the watch cache can serve it.
-		return 0
-	default:
-		return defaultListPageSize
-	}
-}
-
-// listInBackground runs list on a goroutine of its own, so that a canceled
-// ctx ends the listing state at once even when the ListerWatcher ignores
-// contexts; the goroutine then ends when the list call returns, and its
-// result is dropped. A panicking list is an error.
-func (r *Reflector) listInBackground(ctx context.Context, list func(context.Context) (listedItems, error)) (listed listedItems, stopped bool, err error) {
-	type result struct {
-		listed listedItems
-		err    error
-	}
-	done := make(chan result, 1)
-	go func() {
-		var res result
-		defer func() {
-			if p := recover(); p != nil {
-				res = result{err: fmt.Errorf("list panicked: %v", p)}
-			}
-			done <- res
-		}()
-		res.listed, res.err = list(ctx)
-	}()
-	select {
-	case <-ctx.Done():
-		return listedItems{}, true, nil
-	case res := <-done:
-		return res.listed, false, res.err
-	}
-}
-
-// replaceStore calls the store's Replace; a panic is an error.
-func replaceStore(store ReflectorStore, items []interface{}, rv string) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("store panicked in Replace: %v", p)
-		}
-	}()
-	return store.Replace(items, rv)
-}
-
-// ensureResyncLoop starts the cycle's resync loop if the Reflector has a
-// resync period and none runs yet. The loop lives until the cycle finishes.
-func (r *Reflector) ensureResyncLoop(ctx context.Context, c *listWatchCycle) {
-	if r.resyncPeriod == 0 || c.stopResync != nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		r.resyncLoop(ctx, c.resyncErrs)
-	}()
-	c.stopResync = func() {
-		cancel()
-		<-done
-	}
-}
-
-// resyncLoop calls the store's Resync every resync period that ShouldResync
-// agrees to, until ctx is canceled or a resync fails; the failure goes to
-// errs, which ends the watch.
-func (r *Reflector) resyncLoop(ctx context.Context, errs chan<- error) {
-	logger := klog.FromContext(ctx)
-	t := r.clock.NewTimer(r.resyncPeriod)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		}
-		if err := r.resyncIfWanted(logger); err != nil {
-			errs <- err
-			return
-		}
-		t.Reset(r.resyncPeriod)
-	}
-}
-
-// resyncIfWanted asks ShouldResync and resyncs the store. A panic in either
-// is an error.
-func (r *Reflector) resyncIfWanted(logger klog.Logger) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("resync panicked: %v", p)
-		}
-	}()
-	if r.ShouldResync != nil && !r.ShouldResync() {
-		return nil
-	}
-	logger.V(4).Info("Forcing resync", "reflector", r.name)
-	if err := r.store.Resync(); err != nil {
-		return fmt.Errorf("resync of %s: %w", r.typeDescription, err)
-	}
-	return nil
 }
 
 // reflectorState names what a Reflector is doing.

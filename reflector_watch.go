@@ -232,7 +232,9 @@ func (s *streamReader) run() (streamEnd, error) {
 		if quiet >= s.r.initialEventsTimeout {
 			return endNoEndBookmark, fmt.Errorf("streaming list of %s: no initial-events-end bookmark and no event for %v", s.r.typeDescription, quiet)
 		}
-		klog.FromContext(s.ctx).Info("Warning: streaming list has not completed yet", "reflector", s.r.name, "quietFor", quiet, "sinceStart", s.r.clock.Since(s.start), "events", s.events)
+		if quiet >= s.r.initialEventsCheckEvery {
+			klog.FromContext(s.ctx).Info("Warning: streaming list has not completed yet", "reflector", s.r.name, "quietFor", quiet, "sinceStart", s.r.clock.Since(s.start), "events", s.events)
+		}
 		idle.Reset(s.r.initialEventsCheckEvery)
 	}
 }
@@ -376,46 +378,6 @@ func (r *Reflector) admits(ctx context.Context, obj runtime.Object) bool {
 	return true
 }
 
-// internalErrorBudget bounds how long a watch keeps being reopened after the
-// server reports internal errors (MaxInternalErrorRetryDuration). The budget
-// starts at the first internal error and is refilled once internal errors
-// stop for quietPeriod. It has the semantics of NewRetryWithDeadline and is
-// used by one goroutine.
-type internalErrorBudget struct {
-	maxDuration time.Duration
-	quietPeriod time.Duration
-	clock       clock.PassiveClock
-	first, last time.Time
-}
-
-// observe records how a watch ended; only internal errors count.
-func (b *internalErrorBudget) observe(err error) {
-	if !apierrors.IsInternalError(err) {
-		return
-	}
-	now := b.clock.Now()
-	if now.Sub(b.last) >= b.quietPeriod {
-		b.first, b.last = time.Time{}, time.Time{}
-	}
-	if b.first.IsZero() {
-		b.first = now
-	}
-	b.last = now
-}
-
-// allowsRetry reports whether the budget still covers a retry. Once it does
-// not, the budget is reset.
-func (b *internalErrorBudget) allowsRetry() bool {
-	if b.maxDuration <= 0 {
-		return false
-	}
-	if b.clock.Since(b.first) <= b.maxDuration {
-		return true
-	}
-	b.first, b.last = time.Time{}, time.Time{}
-	return false
-}
-
 // watchOptions are the options of a live watch resuming at rv.
 func (r *Reflector) watchOptions(rv string) metav1.ListOptions {
 	timeout := r.watchTimeoutSeconds()
@@ -467,7 +429,7 @@ func (r *Reflector) stepWatch(ctx context.Context, c *listWatchCycle) stepResult
 	defer w.Stop()
 	reader := streamReader{r: r, ctx: ctx, w: w, sink: r.store, phase: phaseLive, publishRV: publishRV, abort: c.resyncErrs, start: start}
 	end, err := reader.run()
-	c.internalErrors.observe(err)
+	c.internalErrors.After(err)
 	switch {
 	case end == endStopped:
 		return stepResult{outcome: outcomeCanceled}
@@ -479,11 +441,68 @@ func (r *Reflector) stepWatch(ctx context.Context, c *listWatchCycle) stepResult
 	case apierrors.IsTooManyRequests(err):
 		logger.V(2).Info("Watch was throttled, backing off", "reflector", r.name, "type", r.typeDescription)
 		return stepResult{outcome: outcomeRetryLater, reason: "throttled"}
-	case apierrors.IsInternalError(err) && c.internalErrors.allowsRetry():
+	case apierrors.IsInternalError(err) && c.internalErrors.ShouldRetry():
 		logger.V(2).Info("Watch ended with an internal error, retrying", "reflector", r.name, "type", r.typeDescription, "err", err)
 		return stepResult{outcome: outcomeRetryLater, reason: "internal error"}
 	default:
 		logger.Info("Warning: watch ended with an error", "reflector", r.name, "type", r.typeDescription, "err", err)
 		return stepResult{outcome: outcomeCycleDone, reason: "watch error"}
 	}
+}
+
+// ensureResyncLoop starts the cycle's resync loop if the Reflector has a
+// resync period and none runs yet. The loop lives until the cycle finishes.
+func (r *Reflector) ensureResyncLoop(ctx context.Context, c *listWatchCycle) {
+	if r.resyncPeriod == 0 || c.stopResync != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.resyncLoop(ctx, c.resyncErrs)
+	}()
+	c.stopResync = func() {
+		cancel()
+		<-done
+	}
+}
+
+// resyncLoop calls the store's Resync every resync period that ShouldResync
+// agrees to, until ctx is canceled or a resync fails; the failure goes to
+// errs, which ends the watch.
+func (r *Reflector) resyncLoop(ctx context.Context, errs chan<- error) {
+	logger := klog.FromContext(ctx)
+	t := r.clock.NewTimer(r.resyncPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		if err := r.resyncIfWanted(logger); err != nil {
+			errs <- err
+			return
+		}
+		t.Reset(r.resyncPeriod)
+	}
+}
+
+// resyncIfWanted asks ShouldResync and resyncs the store. A panic in either
+// is an error.
+func (r *Reflector) resyncIfWanted(logger klog.Logger) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("resync panicked: %v", p)
+		}
+	}()
+	if r.ShouldResync != nil && !r.ShouldResync() {
+		return nil
+	}
+	logger.V(4).Info("Forcing resync", "reflector", r.name)
+	if err := r.store.Resync(); err != nil {
+		return fmt.Errorf("resync of %s: %w", r.typeDescription, err)
+	}
+	return nil
 }

@@ -24,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
-	testingclock "k8s.io/utils/clock/testing"
 )
 
 // rfVerbs summarises requests as verb@resourceVersion.
@@ -523,64 +522,6 @@ func TestErrorClassification(t *testing.T) {
 			want := [3]bool{tc.expired, tc.tooLargeRV, tc.watchRetriable}
 			if got != want {
 				t.Errorf("(expired, tooLarge, retriable) = %v, want %v", got, want)
-			}
-		})
-	}
-}
-
-func TestInternalErrorBudget_AllowsRetriesForItsDurationAndRefills(t *testing.T) {
-	internal := apierrors.NewInternalError(errors.New("x"))
-	type step struct {
-		advance time.Duration
-		err     error
-		want    bool
-	}
-	cases := map[string]struct {
-		max   time.Duration
-		steps []step
-	}{
-		"zero budget never retries": {
-			max:   0,
-			steps: []step{{err: internal, want: false}},
-		},
-		"retries within the budget, then not": {
-			max: 30 * time.Second,
-			steps: []step{
-				{err: internal, want: true},
-				{advance: 20 * time.Second, err: internal, want: true},
-				{advance: 10 * time.Second, err: internal, want: true},
-				{advance: time.Second, err: internal, want: false},
-				// The failed check reset the budget: a new error starts it over.
-				{advance: time.Second, err: internal, want: true},
-			},
-		},
-		"a minute without internal errors refills the budget": {
-			max: 30 * time.Second,
-			steps: []step{
-				{err: internal, want: true},
-				{advance: 25 * time.Second, err: internal, want: true},
-				{advance: time.Minute, err: internal, want: true},
-				{advance: 20 * time.Second, err: internal, want: true},
-			},
-		},
-		"other errors do not count": {
-			max: 30 * time.Second,
-			steps: []step{
-				{err: internal, want: true},
-				{advance: 31 * time.Second, err: errors.New("other"), want: false},
-			},
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			clk := testingclock.NewFakePassiveClock(time.Unix(1000, 0))
-			b := internalErrorBudget{maxDuration: tc.max, quietPeriod: time.Minute, clock: clk}
-			for i, s := range tc.steps {
-				clk.SetTime(clk.Now().Add(s.advance))
-				b.observe(s.err)
-				if got := b.allowsRetry(); got != s.want {
-					t.Fatalf("step %d: allowsRetry() = %v, want %v", i, got, s.want)
-				}
 			}
 		})
 	}

@@ -434,18 +434,14 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 		metrics:         s.metricsProvider,
 	})
 	if !s.started {
-		s.processor.addListener(l)
+		s.processor.addListener(l, nil)
 		return l, nil
 	}
 	// Running: hand the handler the cache, then the changes after it,
 	// with deltas held off in between.
 	s.deliverMu.Lock()
 	defer s.deliverMu.Unlock()
-	s.processor.addListener(l)
-	for _, obj := range s.indexer.List() {
-		l.add(addNotification(obj, true))
-	}
-	s.processor.watchSync(l)
+	s.processor.addListener(l, s.indexer.List())
 	return l, nil
 }
 

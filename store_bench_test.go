@@ -39,7 +39,7 @@ func benchIndexers() Indexers {
 	}
 }
 
-const benchPods = 100_000
+const indexerBenchPods = 100_000
 
 func benchPodList(n int) []interface{} {
 	out := make([]interface{}, n)
@@ -59,21 +59,21 @@ func filledIndexer(b *testing.B, n int) Indexer {
 }
 
 func BenchmarkIndexer_Add(b *testing.B) {
-	pods := benchPodList(benchPods)
+	pods := benchPodList(indexerBenchPods)
 	s := NewIndexer(MetaNamespaceKeyFunc, benchIndexers())
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		_ = s.Add(pods[i%benchPods])
+		_ = s.Add(pods[i%indexerBenchPods])
 	}
 }
 
 // BenchmarkIndexer_Update changes the node index of one update in ten.
 func BenchmarkIndexer_Update(b *testing.B) {
-	s := filledIndexer(b, benchPods)
+	s := filledIndexer(b, indexerBenchPods)
 	updates := make([]*v1.Pod, 1000)
 	for i := range updates {
-		p := benchPod(i*97%benchPods, benchPods+i)
+		p := benchPod(i*97%indexerBenchPods, indexerBenchPods+i)
 		if i%10 == 0 {
 			p.Spec.NodeName = "moved"
 		}
@@ -87,12 +87,12 @@ func BenchmarkIndexer_Update(b *testing.B) {
 }
 
 func BenchmarkIndexer_Delete(b *testing.B) {
-	pods := benchPodList(benchPods)
+	pods := benchPodList(indexerBenchPods)
 	s := NewIndexer(MetaNamespaceKeyFunc, benchIndexers())
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		p := pods[i%benchPods]
+		p := pods[i%indexerBenchPods]
 		b.StopTimer()
 		_ = s.Add(p)
 		b.StartTimer()
@@ -102,7 +102,7 @@ func BenchmarkIndexer_Delete(b *testing.B) {
 
 // BenchmarkIndexer_ByIndex looks up a namespace of 1,000 pods.
 func BenchmarkIndexer_ByIndex(b *testing.B) {
-	s := filledIndexer(b, benchPods)
+	s := filledIndexer(b, indexerBenchPods)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -113,7 +113,7 @@ func BenchmarkIndexer_ByIndex(b *testing.B) {
 }
 
 func BenchmarkIndexer_IndexKeys(b *testing.B) {
-	s := filledIndexer(b, benchPods)
+	s := filledIndexer(b, indexerBenchPods)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -124,7 +124,7 @@ func BenchmarkIndexer_IndexKeys(b *testing.B) {
 }
 
 func BenchmarkIndexer_List(b *testing.B) {
-	s := filledIndexer(b, benchPods)
+	s := filledIndexer(b, indexerBenchPods)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -133,7 +133,7 @@ func BenchmarkIndexer_List(b *testing.B) {
 }
 
 func BenchmarkIndexer_ListKeys(b *testing.B) {
-	s := filledIndexer(b, benchPods)
+	s := filledIndexer(b, indexerBenchPods)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -142,7 +142,7 @@ func BenchmarkIndexer_ListKeys(b *testing.B) {
 }
 
 func BenchmarkIndexer_GetByKey(b *testing.B) {
-	s := filledIndexer(b, benchPods)
+	s := filledIndexer(b, indexerBenchPods)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -151,7 +151,7 @@ func BenchmarkIndexer_GetByKey(b *testing.B) {
 }
 
 func BenchmarkIndexer_Replace(b *testing.B) {
-	pods := benchPodList(benchPods)
+	pods := benchPodList(indexerBenchPods)
 	s := NewIndexer(MetaNamespaceKeyFunc, benchIndexers())
 	b.ReportAllocs()
 	b.ResetTimer()

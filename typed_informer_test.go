@@ -1,0 +1,192 @@
+package cache
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// typedCalls records a typed pod handler's calls as strings.
+type typedCalls struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (c *typedCalls) add(format string, args ...interface{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, fmt.Sprintf(format, args...))
+}
+
+func (c *typedCalls) snapshot() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.calls...)
+}
+
+func (c *typedCalls) handler() TypedResourceEventHandler[*v1.Pod] {
+	return TypedResourceEventHandlerDetailedFuncs[*v1.Pod]{
+		AddFunc: func(p *v1.Pod, initial bool) {
+			c.add("add %s/%s@%s initial=%t", p.Namespace, p.Name, p.ResourceVersion, initial)
+		},
+		UpdateFunc: func(old, p *v1.Pod) {
+			c.add("update %s/%s@%s->%s", p.Namespace, p.Name, old.ResourceVersion, p.ResourceVersion)
+		},
+		DeleteFunc: func(d DeletedObject[*v1.Pod]) {
+			rv := ""
+			if d.OptionalObj != nil {
+				rv = d.OptionalObj.ResourceVersion
+			}
+			c.add("delete %s@%s tombstone=%t", d.GetKey(), rv, d.FinalStateUnknown != nil)
+		},
+	}
+}
+
+func typedNodeIndex(p *v1.Pod) ([]string, error) { return []string{p.Spec.NodeName}, nil }
+
+// typedPodNames returns the sorted names of pods.
+func typedPodNames(pods []*v1.Pod) []string {
+	out := make([]string, 0, len(pods))
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestTypedSharedIndexInformer_TypedHandlersAndIndexes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := infSource(t, 0)
+		src.Add(podOnNode("ns", "a", "n1", 0))
+		src.Add(podOnNode("ns", "b", "n2", 0))
+		base := NewSharedIndexInformer(src, &v1.Pod{}, 0, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+		inf := NewTypedSharedIndexInformer[*v1.Pod](base)
+		if err := inf.AddTypedIndexers(TypedIndexers[*v1.Pod]{"by-node": typedNodeIndex}); err != nil {
+			t.Fatalf("AddTypedIndexers: %v", err)
+		}
+		calls := &typedCalls{}
+		logger := klog.Background()
+		reg, err := inf.AddTypedEventHandler(calls.handler(), HandlerOptions{Logger: &logger})
+		if err != nil {
+			t.Fatalf("AddTypedEventHandler: %v", err)
+		}
+		infRun(t, inf)
+		<-reg.HasSyncedChecker().Done()
+		src.Modify(podOnNode("ns", "a", "n2", 0))
+		src.Delete(podOnNode("ns", "b", "n2", 0))
+		synctest.Wait()
+
+		got := calls.snapshot()
+		sort.Strings(got[:2])
+		want := []string{
+			"add ns/a@1 initial=true", "add ns/b@2 initial=true",
+			"update ns/a@1->3", "delete ns/b@4 tombstone=false",
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("typed handler calls (-want +got):\n%s", diff)
+		}
+
+		idx := inf.GetTypedIndexer()
+		onN2, err := idx.ByTypedIndex("by-node", "n2")
+		if err != nil {
+			t.Fatalf("ByTypedIndex: %v", err)
+		}
+		if diff := cmp.Diff([]string{"a"}, typedPodNames(onN2)); diff != "" {
+			t.Errorf("ByTypedIndex(by-node, n2) (-want +got):\n%s", diff)
+		}
+		sameNode, err := idx.TypedIndex("by-node", podOnNode("ns", "x", "n2", 0))
+		if err != nil {
+			t.Fatalf("TypedIndex: %v", err)
+		}
+		if diff := cmp.Diff([]string{"a"}, typedPodNames(sameNode)); diff != "" {
+			t.Errorf("TypedIndex(by-node, pod on n2) (-want +got):\n%s", diff)
+		}
+		if _, err := idx.ByTypedIndex("no-such-index", "n2"); err == nil {
+			t.Errorf("ByTypedIndex on an unknown index succeeded")
+		}
+		// Typed indexes can be added to the running informer's cache.
+		if err := idx.AddTypedIndexers(TypedIndexers[*v1.Pod]{"by-name": func(p *v1.Pod) ([]string, error) {
+			return []string{p.Name}, nil
+		}}); err != nil {
+			t.Fatalf("AddTypedIndexers while running: %v", err)
+		}
+		byName, err := idx.ByTypedIndex("by-name", "a")
+		if err != nil || len(byName) != 1 || byName[0].Spec.NodeName != "n2" {
+			t.Errorf("ByTypedIndex(by-name, a) = %v, %v", byName, err)
+		}
+	})
+}
+
+func TestTypedSharedIndexInformer_ObjectsOfAnotherTypeAreDroppedOrRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := infSource(t, 1)
+		base := newSharedIndexInformer(src, &v1.Pod{}, SharedIndexInformerOptions{
+			Indexers: Indexers{NamespaceIndex: MetaNamespaceIndexFunc},
+		}, clock.RealClock{})
+		inf := NewTypedSharedIndexInformer[*v1.Pod](base)
+		calls := &typedCalls{}
+		reg, err := inf.AddTypedEventHandler(calls.handler())
+		if err != nil {
+			t.Fatal(err)
+		}
+		infRun(t, inf)
+		<-reg.HasSyncedChecker().Done()
+
+		svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc", ResourceVersion: "7"}}
+		// Deliver objects of the wrong type straight to the listeners, as
+		// a misconfigured informer would.
+		base.deliverMu.Lock()
+		base.OnAdd(svc, false)
+		base.OnUpdate(svc, svc.DeepCopy())
+		base.OnDelete(svc)
+		base.OnDelete(DeletedFinalStateUnknown{Key: "ns/svc", Obj: svc})
+		base.deliverMu.Unlock()
+		src.Modify(testPod("ns", "p0", ""))
+		synctest.Wait()
+		want := []string{
+			"add ns/p0@1 initial=true",
+			"delete ns/svc@ tombstone=true",
+			"update ns/p0@1->2",
+		}
+		if diff := cmp.Diff(want, calls.snapshot()); diff != "" {
+			t.Errorf("typed handler calls (-want +got):\n%s", diff)
+		}
+
+		if err := inf.GetIndexer().Add(svc); err != nil {
+			t.Fatal(err)
+		}
+		_, err = inf.GetTypedIndexer().ByTypedIndex(NamespaceIndex, "ns")
+		if err == nil || !strings.Contains(err.Error(), "*v1.Service") {
+			t.Errorf("ByTypedIndex over a cached Service: error %v, want one naming *v1.Service", err)
+		}
+	})
+}
+
+func TestTypedSharedIndexInformer_AddTypedEventHandlerRefusesBadArguments(t *testing.T) {
+	inf := NewTypedSharedIndexInformer[*v1.Pod](infNewPodInformer(infSource(t, 0)))
+	var nilFuncs *TypedResourceEventHandlerFuncs[*v1.Pod]
+	cases := map[string]struct {
+		handler TypedResourceEventHandler[*v1.Pod]
+		options []HandlerOptions
+	}{
+		"nil handler":       {handler: nil},
+		"typed nil handler": {handler: nilFuncs},
+		"two options":       {handler: TypedResourceEventHandlerFuncs[*v1.Pod]{}, options: []HandlerOptions{{}, {}}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if _, err := inf.AddTypedEventHandler(tc.handler, tc.options...); err == nil {
+				t.Errorf("AddTypedEventHandler succeeded")
+			}
+		})
+	}
+}
