@@ -10,16 +10,18 @@ import (
 )
 
 // console writes the demo's output. Lines from several goroutines never
-// interleave. On a terminal the progress bar is redrawn in place; anywhere
-// else (a pipe, a file, a test) each progress update is a line of its own.
+// interleave. On a terminal the progress bar is redrawn in place and stays
+// on the last line while other lines scroll above it; anywhere else (a
+// pipe, a file, a test) each progress update is a line of its own.
 type console struct {
-	// mu guards w and barShown.
+	// mu guards w and bar.
 	mu sync.Mutex
 	w  io.Writer
 	// tty says w is a terminal.
 	tty bool
-	// barShown says a progress bar is drawn on the current terminal line.
-	barShown bool
+	// bar is the progress bar drawn on the terminal's last line, without
+	// a newline; "" when there is none.
+	bar string
 }
 
 func newConsole(w io.Writer) *console {
@@ -36,39 +38,39 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
 
+// clearLine returns to the start of the terminal line and erases it.
+const clearLine = "\r\033[K"
+
 // Linef writes one line, tagged with a fixed-width tag such as "ADDED" or
-// "STATUS".
+// "STATUS". A progress bar on the terminal is redrawn below it.
 func (c *console) Linef(tag, format string, args ...any) {
 	line := fmt.Sprintf("%-8s  %s\n", tag, fmt.Sprintf(format, args...))
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.endBarLocked()
-	io.WriteString(c.w, line)
+	if c.bar == "" {
+		io.WriteString(c.w, line)
+		return
+	}
+	io.WriteString(c.w, clearLine+line+c.bar)
 }
 
 // Bar draws the progress bar line. On a terminal it replaces the bar
-// drawn before; the next Linef or a final Bar moves past it.
+// drawn before, and final leaves it in place for good.
 func (c *console) Bar(line string, final bool) {
+	line = fmt.Sprintf("%-8s  %s", "SYNC", line)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.tty {
-		fmt.Fprintf(c.w, "%-8s  %s\n", "SYNC", line)
+		io.WriteString(c.w, line+"\n")
 		return
 	}
-	fmt.Fprintf(c.w, "\r\033[K%-8s  %s", "SYNC", line)
-	c.barShown = true
 	if final {
-		c.endBarLocked()
+		io.WriteString(c.w, clearLine+line+"\n")
+		c.bar = ""
+		return
 	}
-}
-
-// endBarLocked ends the terminal line holding the progress bar, if any.
-// The caller holds c.mu.
-func (c *console) endBarLocked() {
-	if c.barShown {
-		io.WriteString(c.w, "\n")
-		c.barShown = false
-	}
+	io.WriteString(c.w, clearLine+line)
+	c.bar = line
 }
 
 // progressBar renders done out of total as a bar of width cells.

@@ -175,7 +175,10 @@ func TestConsole_TerminalRedrawsTheBar(t *testing.T) {
 	c.Bar("two", false)
 	c.Linef("STATUS", "x")
 	c.Bar("three", true)
-	want := "\r\033[KSYNC      one\r\033[KSYNC      two\nSTATUS    x\n\r\033[KSYNC      three\n"
+	want := "\r\033[KSYNC      one" +
+		"\r\033[KSYNC      two" +
+		"\r\033[KSTATUS    x\nSYNC      two" +
+		"\r\033[KSYNC      three\n"
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("output (-want +got):\n%s", diff)
 	}
