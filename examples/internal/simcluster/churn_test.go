@@ -101,19 +101,44 @@ func TestChurn_RunMisbehavesOnSchedule(t *testing.T) {
 		},
 	})
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	// Keep a watch open, so that there is always one to drop: reopen it
+	// whenever the Churn ends it.
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		for ctx.Err() == nil {
+			w, err := c.Watch(ctx, metav1.ListOptions{ResourceVersion: "0"})
+			if err != nil {
+				return
+			}
+			for range w.ResultChan() {
+			}
+			w.Stop()
+		}
+	}()
 	done := make(chan error, 1)
 	go func() { done <- ch.Run(ctx) }()
+
 	seen := map[string]bool{}
+	timeout := time.After(30 * time.Second)
 	for !seen["dropped"] || !seen["compacted"] {
-		what := <-told
-		seen[strings.Fields(what)[0]] = true
+		select {
+		case what := <-told:
+			seen[strings.Fields(what)[0]] = true
+		case <-timeout:
+			t.Fatalf("after 30s the Churn only reported %v", seen)
+		}
 	}
 	cancel()
 	if err := <-done; err != context.Canceled {
 		t.Errorf("Run returned %v, want context.Canceled", err)
 	}
-	if s := c.Stats(); s.Expirations == 0 {
-		t.Errorf("Stats() = %+v, want expirations", s)
+	c.Close() // ends the open watch
+	<-watching
+	if s := c.Stats(); s.Expirations == 0 || s.WatchesDropped == 0 {
+		t.Errorf("Stats() = %+v, want expirations and dropped watches", s)
 	}
 }
 

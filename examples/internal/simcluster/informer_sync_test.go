@@ -2,6 +2,7 @@ package simcluster
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -12,27 +13,25 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// TestInformer_NotSyncedWhileTheInitialListIsBeingStored pins a contract
-// the demo's /healthz relies on: a shared informer reports HasSynced only
-// once its cache holds the initial list, even when watch events arrive
-// while that list is still being stored.
+// TestRealFIFO_NotSyncedWhileTheInitialListIsBeingProcessed pins a
+// contract informers (and the demo's /healthz) rely on: an informer's
+// queue reports HasSynced only once the consumer has processed the initial
+// list, even when watch events are queued while that list is still being
+// processed. The queue is set up as informers set it up (atomic events,
+// unlocked while processing) and fed by a reflector over the simulated
+// cluster.
 //
-// The initial list's processing is held inside an index function; while it
-// is held, two Pods are created; once the reflector has read the second
-// event from the watch, it has queued the first, so the queue has seen an
-// Add during the processing. HasSynced must still be false.
-func TestInformer_NotSyncedWhileTheInitialListIsBeingStored(t *testing.T) {
+// The consumer holds the processing of the initial list; meanwhile two
+// Pods are created. Once the reflector has read the second event from the
+// watch it has queued the first, so the queue has taken an Add during the
+// processing. HasSynced must still be false.
+func TestRealFIFO_NotSyncedWhileTheInitialListIsBeingProcessed(t *testing.T) {
 	c := newTestCluster(t, 3, Options{})
-	entered, release := make(chan struct{}), make(chan struct{})
-	releaseOnce := sync.OnceFunc(func() { close(release) })
-	var holdOnce sync.Once
-	indexers := cache.Indexers{"hold": func(obj interface{}) ([]string, error) {
-		holdOnce.Do(func() {
-			close(entered)
-			<-release
-		})
-		return nil, nil
-	}}
+	fifo := cache.NewRealFIFOWithOptions(cache.RealFIFOOptions{
+		KeyFunction:           cache.MetaNamespaceKeyFunc,
+		AtomicEvents:          true,
+		UnlockWhileProcessing: true,
+	})
 	consumed := make(chan string, 16)
 	lw := c.ListWatch()
 	watchFn := lw.WatchFuncWithContext
@@ -43,16 +42,40 @@ func TestInformer_NotSyncedWhileTheInitialListIsBeingStored(t *testing.T) {
 		}
 		return newTellingWatch(w, consumed), nil
 	}
-	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, c), &v1.Pod{}, 0, indexers)
+	r := cache.NewReflectorWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, c), &v1.Pod{}, fifo, cache.ReflectorOptions{Name: "sync-test"})
+
+	entered, release := make(chan struct{}), make(chan struct{})
+	releaseOnce := sync.OnceFunc(func() { close(release) })
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); inf.RunWithContext(ctx) }()
-	defer func() { cancel(); releaseOnce(); <-done }()
+	var wg sync.WaitGroup
+	wg.Go(func() { r.RunWithContext(ctx) })
+	wg.Go(func() {
+		first := true
+		for {
+			_, err := fifo.Pop(func(interface{}, bool) error {
+				if first {
+					first = false
+					close(entered)
+					<-release
+				}
+				return nil
+			})
+			if errors.Is(err, cache.ErrFIFOClosed) {
+				return
+			}
+		}
+	})
+	defer func() {
+		cancel()
+		releaseOnce()
+		fifo.Close()
+		wg.Wait()
+	}()
 
 	select {
 	case <-entered:
 	case <-time.After(30 * time.Second):
-		t.Fatal("the initial list was never stored")
+		t.Fatal("the initial list was never popped")
 	}
 	for _, name := range []string{"late-1", "late-2"} {
 		if _, err := c.Create(NewPod("ns", name, "web")); err != nil {
@@ -67,15 +90,14 @@ func TestInformer_NotSyncedWhileTheInitialListIsBeingStored(t *testing.T) {
 			t.Fatal("the reflector did not read the watch events")
 		}
 	}
-	if inf.HasSynced() {
-		t.Error("HasSynced() = true while the initial list is still being stored")
+	if fifo.HasSynced() {
+		t.Error("HasSynced() = true while the initial list is still being processed")
 	}
 	releaseOnce()
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		t.Fatal("never synced")
-	}
-	if n := len(inf.GetStore().ListKeys()); n < 3 {
-		t.Errorf("synced with %d objects in the cache, want at least the 3 listed", n)
+	select {
+	case <-fifo.HasSyncedChecker().Done():
+	case <-time.After(30 * time.Second):
+		t.Error("not synced after the initial list was processed")
 	}
 }
 
