@@ -62,7 +62,7 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 	fs.DurationVar(&cfg.dropEvery, "drop-every", 10*time.Second, "simulated cluster: drop every watch this often (0: never)")
 	fs.DurationVar(&cfg.expireEvery, "expire-every", 25*time.Second, "simulated cluster: compact the history this often, so watchers get 410 Gone and relist (0: never)")
 	fs.BoolVar(&cfg.streamingList, "streaming-list", false, "simulated cluster: serve streaming lists (watch with sendInitialEvents) instead of pages")
-	fs.IntVar(&cfg.printRate, "print-rate", 20, "print at most this many events per second; the status line counts the rest (0: print all)")
+	fs.IntVar(&cfg.printRate, "print-rate", 30, "print at most this many events per second; the status line counts the rest (0: print all)")
 	fs.DurationVar(&cfg.statusEvery, "status-every", 2*time.Second, "how often to print the status line")
 	fs.DurationVar(&cfg.handlerDelay, "handler-delay", 0, "make the second handler take this long per event, to watch its backlog")
 	fs.IntVar(&cfg.backlogLimit, "backlog-limit", cache.DefaultListenerBacklogLimit, "pending notifications per handler before kcache merges them per object (0: unbounded, as in client-go)")
