@@ -2,9 +2,9 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: test fmt-check vet unit compat bench bench-smoke cover fuzz
+.PHONY: test fmt-check vet unit compat integration bench bench-smoke cover fuzz soak
 
-test: fmt-check vet unit compat
+test: fmt-check vet unit compat integration
 
 fmt-check:
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*')); \
@@ -20,6 +20,13 @@ unit:
 compat:
 	cd compat && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
+# integration runs integration/ (its own module) with -race against a real
+# kube-apiserver + etcd started by kas/: once with the watch cache, once
+# with --watch-cache=false. The server is always stopped (trap); see
+# integration/run.sh. The first build of the launcher takes about 10 minutes.
+integration:
+	GO=$(GO) integration/run.sh
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
@@ -31,8 +38,16 @@ cover:
 	$(GO) tool cover -func=coverage.out | tail -n 1
 
 FUZZTIME ?= 30s
+FUZZFLAGS = -run '^$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 100x
+# fuzz runs every fuzz target for FUZZTIME; seeds live in testdata/fuzz.
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzSplitMetaNamespaceKey$$' -fuzztime $(FUZZTIME) .
-	$(GO) test -run '^$$' -fuzz '^FuzzParseObjectName$$' -fuzztime $(FUZZTIME) .
-	$(GO) test -run '^$$' -fuzz '^FuzzDeltaFIFOOps$$' -fuzztime $(FUZZTIME) .
-	$(GO) test -run '^$$' -fuzz '^FuzzRealFIFOOps$$' -fuzztime $(FUZZTIME) .
+	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzSplitMetaNamespaceKey$$' .
+	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzParseObjectName$$' .
+	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzIndexer_MatchesModel$$' .
+	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzDeltaFIFOOps$$' .
+	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzRealFIFOOps$$' .
+
+# soak runs the long soak: 10k objects and 200k changes through injected
+# faults (a few minutes); make test runs the short one.
+soak:
+	SOAK=long $(GO) test -count=1 -run '^TestSoak' -v -timeout 30m .

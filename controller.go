@@ -265,11 +265,15 @@ func processDeltas(logger klog.Logger, handler ResourceEventHandler, clientState
 // processReplacedAll replaces the store's content with a full list and
 // tells handler: a delete (as a DeletedFinalStateUnknown) for every cached
 // object missing from the list, then an update or add for every listed one.
+//
+// As in the reference, a listed object without a key (or whose key function
+// panics) refuses the whole replacement: the store and the handlers are
+// left as they were, and the error says which object.
 func processReplacedAll(logger klog.Logger, handler ResourceEventHandler, info ReplacedAllInfo, clientState Store, isInInitialList bool, keyFunc KeyFunc) error {
 	listed := make(map[string]struct{}, len(info.Objects))
 	previous := make([]interface{}, len(info.Objects))
 	for i, obj := range info.Objects {
-		key, err := keyFunc(obj)
+		key, err := callKeyFunc(keyFunc, obj)
 		if err != nil {
 			return fmt.Errorf("replacing the cache: %w", KeyError{Obj: obj, Err: err})
 		}

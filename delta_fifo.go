@@ -306,7 +306,25 @@ func (f *DeltaFIFO) knownLocked(key string) bool {
 // Delete fixes the items the initial sync waits for: everything queued
 // when it returns.
 func (f *DeltaFIFO) Replace(list []interface{}, _ string) error {
-	staged, err := stageAll(list, f.stage)
+	return f.replace(list, f.stage)
+}
+
+// replaceTransformed is Replace for a list that was already transformed
+// (a streaming list collected through the queue's transformer), so that
+// every object is transformed exactly once.
+func (f *DeltaFIFO) replaceTransformed(list []interface{}, _ string) error {
+	return f.replace(list, func(obj interface{}) (string, interface{}, error) {
+		key, err := f.KeyOf(obj)
+		if err != nil {
+			return "", nil, KeyError{Obj: obj, Err: err}
+		}
+		return key, obj, nil
+	})
+}
+
+// replace is Replace with the function that keys and stages each object.
+func (f *DeltaFIFO) replace(list []interface{}, stage func(interface{}) (string, interface{}, error)) error {
+	staged, err := stageAll(list, stage)
 	if err != nil {
 		return fmt.Errorf("delta fifo replace: %w", err)
 	}

@@ -69,6 +69,13 @@
 // delivered. A stalled handler costs memory in proportion to the number of
 // objects, not of events.
 //
+// Transforms run once per object: client-go transforms the initial objects
+// of a streaming list twice (into its temporary store, then again in the
+// queue); here the queue takes the already transformed list as it is.
+//
+// Bounded waits: a streaming list whose end bookmark does not come falls
+// back to a paginated list instead of waiting forever.
+//
 // Bad input never panics: index functions, key functions, transforms and
 // handlers that fail or panic produce errors or logged, documented
 // outcomes, and the cache stays consistent.

@@ -78,6 +78,11 @@ type initialSync struct {
 	populated bool
 	// owed counts the items of the first Replace not yet taken by a pop.
 	owed int
+	// processing counts items of the first Replace that were claimed by a
+	// pop processing them without the queue's lock (RealFIFO with
+	// UnlockWhileProcessing) and not yet released: the sync is not over
+	// while any is, whatever changes arrive meanwhile.
+	processing int
 	// finished records that done was closed.
 	finished bool
 	done     chan struct{}
@@ -116,9 +121,26 @@ func (s *initialSync) take(n int) {
 	s.owed = max(0, s.owed-n)
 }
 
+// claim is take for a pop that processes the n items unlocked: the owed
+// ones among them keep the sync open until release. It returns how many
+// were owed, to pass to release.
+func (s *initialSync) claim(n int) int {
+	owed := min(n, s.owed)
+	s.owed -= owed
+	s.processing += owed
+	return owed
+}
+
+// release records that the claimed items were processed, and ends the
+// initial sync if nothing is owed any more.
+func (s *initialSync) release(claimed int) {
+	s.processing -= claimed
+	s.settle()
+}
+
 // settle ends the initial sync if nothing is owed any more.
 func (s *initialSync) settle() {
-	if s.populated && s.owed == 0 && !s.finished {
+	if s.populated && s.owed == 0 && s.processing == 0 && !s.finished {
 		s.finished = true
 		close(s.done)
 	}

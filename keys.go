@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -150,11 +151,15 @@ func MetaObjectToName(obj metav1.Object) ObjectName {
 }
 
 // ObjectToName returns the namespace and name of any object that has object
-// metadata; an object without it (including nil) is an error.
+// metadata; an object without it (including nil and a typed nil pointer) is
+// an error.
 func ObjectToName(obj interface{}) (ObjectName, error) {
 	accessor, err := meta.Accessor(obj)
 	if err != nil {
 		return ObjectName{}, fmt.Errorf("object has no meta: %w", err)
+	}
+	if v := reflect.ValueOf(accessor); v.Kind() == reflect.Pointer && v.IsNil() {
+		return ObjectName{}, fmt.Errorf("object has no meta: nil %T", obj)
 	}
 	return MetaObjectToName(accessor), nil
 }

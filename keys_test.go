@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -20,6 +21,7 @@ func TestMetaNamespaceKeyFunc_KeysByNamespaceAndName(t *testing.T) {
 		"explicit key is its own": {obj: ExplicitKey("any/thing/at/all"), want: "any/thing/at/all"},
 		"no metadata":             {obj: 42, wantErr: true},
 		"nil":                     {obj: nil, wantErr: true},
+		"typed nil pod":           {obj: (*v1.Pod)(nil), wantErr: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -89,6 +89,9 @@ func (p listPager) collectWhole(ctx context.Context, opts metav1.ListOptions) (l
 // first page sets the resource version and sizes the item slice, using the
 // server's count of remaining items when it gives one.
 func (l *listedItems) addPage(page runtime.Object, first bool) (string, error) {
+	if isNilObject(page) {
+		return "", fmt.Errorf("list response is not a list: got a nil %T", page)
+	}
 	if table, gvk := isUnsupportedTableListObject(page); table {
 		return "", fmt.Errorf("unsupported list gvk: %v", gvk)
 	}
@@ -181,7 +184,11 @@ func (r *Reflector) stepWatchList(ctx context.Context, c *listWatchCycle) stepRe
 	rv := reader.lastRV
 	items := temp.List()
 	r.checkWatchListConsistency(ctx, rv, transform, items)
-	if err := replaceStore(r.store, items, rv); err != nil {
+	replace := replaceStore
+	if transform != nil {
+		replace = replaceStoreTransformed
+	}
+	if err := replace(r.store, items, rv); err != nil {
 		return stepResult{outcome: outcomeCycleDone, err: fmt.Errorf("unable to sync watch-list result: %w", err), reason: "replace failed"}
 	}
 	r.setLastSyncResourceVersion(rv)
@@ -291,10 +298,33 @@ func (r *Reflector) listInBackground(ctx context.Context, list func(context.Cont
 
 // replaceStore calls the store's Replace; a panic is an error.
 func replaceStore(store ReflectorStore, items []interface{}, rv string) (err error) {
+	return replaceStoreWith(store.Replace, items, rv)
+}
+
+// transformedReplacer is implemented by the queues, which can take a list
+// that already went through their transformer without transforming it
+// again.
+type transformedReplacer interface {
+	replaceTransformed(list []interface{}, resourceVersion string) error
+}
+
+// replaceStoreTransformed replaces the store's content with items that
+// were already transformed with the store's own transformer: through
+// replaceTransformed when the store offers it, so every object is
+// transformed once; otherwise through Replace.
+func replaceStoreTransformed(store ReflectorStore, items []interface{}, rv string) error {
+	if tr, ok := store.(transformedReplacer); ok {
+		return replaceStoreWith(tr.replaceTransformed, items, rv)
+	}
+	return replaceStore(store, items, rv)
+}
+
+// replaceStoreWith calls replace, turning a panic into an error.
+func replaceStoreWith(replace func([]interface{}, string) error, items []interface{}, rv string) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("store panicked in Replace: %v", p)
 		}
 	}()
-	return store.Replace(items, rv)
+	return replace(items, rv)
 }

@@ -301,10 +301,29 @@ func (f *RealFIFO) Bookmark(resourceVersion string) error {
 // Delete fixes the items the initial sync waits for: everything queued when
 // it returns.
 func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error {
+	return f.replace(newItems, resourceVersion, f.transformer)
+}
+
+// replaceTransformed is Replace for a list that was already transformed
+// (a streaming list collected through the queue's transformer), so that
+// every object is transformed exactly once.
+func (f *RealFIFO) replaceTransformed(list []interface{}, resourceVersion string) error {
+	return f.replace(list, resourceVersion, nil)
+}
+
+// replace is Replace with the transform to apply (nil for none).
+func (f *RealFIFO) replace(newItems []interface{}, resourceVersion string, transform TransformFunc) error {
 	if f.atomicEvents {
-		return f.replaceAtomic(newItems, resourceVersion)
+		return f.replaceAtomic(newItems, resourceVersion, transform)
 	}
-	staged, err := stageAll(newItems, f.stage)
+	staged, err := stageAll(newItems, func(obj interface{}) (string, interface{}, error) {
+		key, err := f.keyOf(obj)
+		if err != nil {
+			return "", nil, KeyError{Obj: obj, Err: err}
+		}
+		out, err := transformEntering(transform, key, obj)
+		return key, out, err
+	})
 	if err != nil {
 		return fmt.Errorf("real fifo replace: %w", err)
 	}
@@ -327,12 +346,12 @@ func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error
 }
 
 // replaceAtomic is Replace with AtomicEvents.
-func (f *RealFIFO) replaceAtomic(list []interface{}, resourceVersion string) error {
+func (f *RealFIFO) replaceAtomic(list []interface{}, resourceVersion string, transform TransformFunc) error {
 	objs := list
-	if f.transformer != nil {
+	if transform != nil {
 		objs = make([]interface{}, len(list))
 		for i, obj := range list {
-			out, err := callTransform(f.transformer, obj)
+			out, err := callTransform(transform, obj)
 			if err != nil {
 				return fmt.Errorf("real fifo replace: transforming object %d of the list: %w", i, err)
 			}
@@ -431,11 +450,11 @@ func (f *RealFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 	}
 	isInInitialList := !f.sync.synced()
 	e := f.queue.popFront()
-	f.sync.take(1)
+	claimed := f.sync.claim(1)
 	f.metrics.queuedItems.Set(float64(f.queue.len()))
 	var item interface{} = Deltas{e.Delta} // boxed once for process and the result
 	err := f.processLocked(e.key, 1, func() error { return process(item, isInInitialList) })
-	f.sync.settle()
+	f.sync.release(claimed)
 	return item, err
 }
 
@@ -469,7 +488,7 @@ func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProc
 	for i := range batch {
 		batch[i] = f.queue.popFront().Delta
 	}
-	f.sync.take(n)
+	claimed := f.sync.claim(n)
 	f.metrics.queuedItems.Set(float64(f.queue.len()))
 	var err error
 	if n == 1 {
@@ -477,7 +496,7 @@ func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProc
 	} else {
 		err = f.processLocked(key, n, func() error { return processBatch(batch, isInInitialList) })
 	}
-	f.sync.settle()
+	f.sync.release(claimed)
 	return err
 }
 

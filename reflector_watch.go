@@ -287,6 +287,9 @@ func (s *streamReader) observe() {
 // without object metadata, are reported and skipped.
 func (s *streamReader) handle(ev watch.Event) (done bool, err error) {
 	if ev.Type == watch.Error {
+		if isNilObject(ev.Object) {
+			return false, fmt.Errorf("watch of %s: ERROR event without a status", s.r.typeDescription)
+		}
 		return false, apierrors.FromObject(ev.Object)
 	}
 	if !s.r.admits(s.ctx, ev.Object) {
@@ -355,8 +358,8 @@ func applyEvent(sink ReflectorStore, t watch.EventType, obj runtime.Object, rv s
 // admits reports whether obj is of the type the reflector was built for;
 // anything else is reported and must be skipped.
 func (r *Reflector) admits(ctx context.Context, obj runtime.Object) bool {
-	if obj == nil {
-		utilruntime.HandleErrorWithContext(ctx, nil, "Skipping watch event without an object", "reflector", r.name)
+	if isNilObject(obj) {
+		utilruntime.HandleErrorWithContext(ctx, nil, "Skipping watch event without an object", "reflector", r.name, "actualType", reflect.TypeOf(obj))
 		return false
 	}
 	if r.expectedType != nil {
@@ -376,6 +379,16 @@ func (r *Reflector) admits(ctx context.Context, obj runtime.Object) bool {
 		return false
 	}
 	return true
+}
+
+// isNilObject reports a missing object: nil, or a nil pointer of some
+// type (whose metadata methods would dereference it).
+func isNilObject(obj runtime.Object) bool {
+	if obj == nil {
+		return true
+	}
+	v := reflect.ValueOf(obj)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // watchOptions are the options of a live watch resuming at rv.

@@ -7,7 +7,8 @@
 #                       print the kubeconfig path
 #   kas/run.sh stop     SIGTERM, wait for a clean exit (SIGKILL as last resort)
 #   kas/run.sh status   say whether it runs
-#   kas/run.sh env      print export lines (KUBECONFIG, KAS_CONTROL_URL, KAS_SERVER)
+#   kas/run.sh env      print export lines (KUBECONFIG, KAS_CONTROL_URL, KAS_SERVER,
+#                       KAS_APISERVER_ARGS)
 #   kas/run.sh smoke    build, then run the smoke test against the binary
 #
 # Environment:
@@ -71,7 +72,7 @@ start() {
   local pid=$!
   echo "$pid" >"$PIDFILE"
   local began=$SECONDS
-  until grep -q '^KAS READY ' "$RUN/ready"; do
+  until grep -qs '^KAS READY ' "$RUN/ready"; do
     if ! kill -0 "$pid" 2>/dev/null; then
       say "launcher exited before it was ready:"
       cat "$RUN/stderr" >&2
@@ -94,6 +95,8 @@ start() {
     echo "export KUBECONFIG=$(field kubeconfig)"
     echo "export KAS_SERVER=$(field server)"
     echo "export KAS_CONTROL_URL=$(field control)"
+    # Tests read how the server was started (e.g. --watch-cache=false).
+    echo "export KAS_APISERVER_ARGS=$(printf '%q' "${KAS_APISERVER_ARGS:-}")"
   } >"$RUN/env"
   say "ready in $((SECONDS - began)) s (launcher: took=$(field took)); env file: $RUN/env"
   field kubeconfig
@@ -142,7 +145,7 @@ case ${1:-} in
   env) cat "$RUN/env" ;;
   smoke) build && (cd "$KAS_DIR" && KAS_BINARY=$BIN go test -count=1 -v ./smoke) ;;
   *)
-    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac

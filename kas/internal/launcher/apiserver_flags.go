@@ -46,6 +46,15 @@ func apiserverFlags(l layout, etcdEndpoint string, port int, extra []string) []s
 		"--endpoint-reconciler-type=none",
 		"--service-cluster-ip-range=10.0.0.0/24",
 
+		// Shutdown: without this, SIGTERM makes the HTTP server wait for
+		// every open connection to go idle for up to the request timeout
+		// (60 s), and a client's open watch keeps its connection busy, so a
+		// restart with informers running overran the stop grace period and
+		// ended in SIGKILL. With it, the server drains the short requests
+		// (answering new ones 429 with Retry-After, which clients retry) and
+		// then gives the HTTP shutdown 2 s, which cuts the watches.
+		"--shutdown-send-retry-after=true",
+
 		// Streaming lists (watch with sendInitialEvents=true) for client-go's
 		// WatchListClient. Beta and on by default in 1.36; stated so that a
 		// change of default cannot silently turn the tests' code path off.
