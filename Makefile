@@ -2,9 +2,20 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: test fmt-check vet unit compat integration bench bench-smoke cover fuzz soak
+.PHONY: test demo examples-test fmt-check vet unit compat integration bench bench-smoke cover fuzz soak
 
-test: fmt-check vet unit compat integration
+test: fmt-check vet unit compat examples-test integration
+
+# demo runs the kcache demo against its built-in simulated cluster
+# (no cluster needed). DEMO_DURATION=0 runs it until Ctrl-C.
+DEMO_DURATION ?= 30s
+demo:
+	cd examples && $(GO) run ./cmd/demo --duration=$(DEMO_DURATION)
+
+# examples-test vets and tests the examples module (nested, needs
+# client-go), including a test that builds and drives the demo binary.
+examples-test:
+	cd examples && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*')); \
