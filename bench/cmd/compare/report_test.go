@@ -1,0 +1,66 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kcache/cache/bench/internal/harness"
+)
+
+func results(ns, allocs float64, extra map[string]float64) []harness.Result {
+	return []harness.Result{{N: 1, NsPerOp: ns, AllocsPerOp: allocs, Extra: extra}}
+}
+
+func TestTargets(t *testing.T) {
+	rep := &report{
+		rows: []*row{
+			{name: "Indexer/Add", group: harness.GroupIndexer, results: map[string][]harness.Result{
+				cg: results(100, 4, nil), kc: results(50, 2, nil)}},
+			{name: "Indexer/List", group: harness.GroupIndexer, results: map[string][]harness.Result{
+				cg: results(100, 1, nil), kc: results(120, 1.004, nil)}},
+			{name: "Informer/10handlers", group: harness.GroupInformer, results: map[string][]harness.Result{
+				cg: results(1, 1, map[string]float64{"events/s": 100}), kc: results(1, 1, map[string]float64{"events/s": 250})}},
+			{name: "WriteRate/0readers", group: harness.GroupWriteRate, results: map[string][]harness.Result{
+				cg: results(1, 1, map[string]float64{"events/s": 100}), kc: results(1, 1, map[string]float64{"events/s": 100})}},
+			{name: "WriteRate/10readers", group: harness.GroupWriteRate, results: map[string][]harness.Result{
+				cg: results(1, 1, map[string]float64{"events/s": 10}), kc: results(1, 1, map[string]float64{"events/s": 40})}},
+		},
+		memory: &memRow{results: map[string][]harness.MemResult{
+			cg: {{Pods: 10, SteadyBytes: 1000, SyncPeakInuse: 3000, RelistPeakInuse: 2000, RelistPeakLive: 1900}},
+			kc: {{Pods: 10, SteadyBytes: 900, SyncPeakInuse: 1500, RelistPeakInuse: 1900, RelistPeakLive: 1000}},
+		}},
+	}
+	type verdict struct {
+		Goal string
+		Met  bool
+	}
+	var got []verdict
+	for _, tg := range rep.targets() {
+		got = append(got, verdict{tg.goal, tg.met})
+	}
+	want := []verdict{
+		{"every indexer, queue and lister workload: time ratio ≤ 1.0", false},
+		{"(the same on process CPU time)", true},                                  // no CPU time measured: 0/0
+		{"every indexer, queue and lister workload: allocs/op ratio ≤ 1.0", true}, // 1.004 prints 1.00
+		{"geometric mean of their time ratios ≤ 0.6", false},                      // sqrt(0.5*1.2) = 0.77
+		{"(the same on process CPU time)", false},
+		{"informer events/s with 10 handlers ≥ 2× client-go's", true},
+		{"kcache write rate with 10 namespace listers ≥ 50% of its rate with none", false},
+		{"peak heap during initial sync ≤ 0.6× client-go's", true},
+		{"heap per cached pod ≤ 1.0× client-go's", true},
+		{"kcache peak heap during relist ≤ 1.2× its steady cache (live heap)", true}, // 1000/900 = 1.11
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("targets (-want +got):\n%s", diff)
+	}
+
+	var out strings.Builder
+	rep.write(&out)
+	for _, s := range []string{"| Indexer/Add | 100 ns | 50 ns | 0.50 |", "### Targets", "| Informer/10handlers | 100.0 | 250.0 | 2.50 | 0 ns | 0 ns | 1.00 |"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("report lacks %q:\n%s", s, out.String())
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package harness
+
+import (
+	"testing"
+	"time"
+)
+
+var retained [][]byte
+
+func TestBLoop(t *testing.T) {
+	tests := []struct {
+		name      string
+		benchTime time.Duration
+		maxN      int
+		wantN     int
+	}{
+		{name: "zero bench time runs once", benchTime: 0, wantN: 1},
+		{name: "MaxN caps a long bench time", benchTime: time.Hour, maxN: 50, wantN: 50},
+		{name: "MaxN of one", benchTime: time.Hour, maxN: 1, wantN: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := NewB(tc.benchTime)
+			b.MaxN = tc.maxN
+			ran := 0
+			for b.Loop() {
+				ran++
+			}
+			if got := b.Result().N; got != tc.wantN || ran != tc.wantN {
+				t.Errorf("N = %d, body ran %d times; want %d", got, ran, tc.wantN)
+			}
+		})
+	}
+}
+
+func TestBLoopRunsForBenchTime(t *testing.T) {
+	b := NewB(20 * time.Millisecond)
+	for b.Loop() {
+		time.Sleep(time.Microsecond) // the op being measured, not synchronisation
+	}
+	if b.Elapsed() < 20*time.Millisecond {
+		t.Errorf("timed %v, want at least the bench time", b.Elapsed())
+	}
+	if b.Result().N < 2 {
+		t.Errorf("N = %d, want the loop to grow past one iteration", b.Result().N)
+	}
+}
+
+// TestBCountsOnlyTimedAllocations checks that allocations made with the
+// timer stopped are left out.
+func TestBCountsOnlyTimedAllocations(t *testing.T) {
+	retained = nil
+	b := NewB(time.Hour)
+	b.MaxN = 100
+	for b.Loop() {
+		retained = append(retained, make([]byte, 4096))
+		b.StopTimer()
+		retained = append(retained, make([]byte, 1<<20))
+		b.StartTimer()
+	}
+	res := b.Result()
+	if res.BytesPerOp < 4096 || res.BytesPerOp > 64<<10 {
+		t.Errorf("B/op = %v, want about 4 KiB (the 1 MiB allocated untimed left out)", res.BytesPerOp)
+	}
+	if res.AllocsPerOp < 1 {
+		t.Errorf("allocs/op = %v, want at least 1", res.AllocsPerOp)
+	}
+	retained = nil
+}
+
+func TestBOneShot(t *testing.T) {
+	b := NewB(0)
+	b.StartTimer()
+	retained = append(retained, make([]byte, 8192))
+	b.StopTimer()
+	b.SetN(4)
+	b.ReportMetric("events/s", 12)
+	res := b.Result()
+	if res.N != 4 || res.BytesPerOp < 2048 || res.Extra["events/s"] != 12 {
+		t.Errorf("result %+v, want N 4, at least 2 KiB/op and events/s 12", res)
+	}
+	retained = nil
+}

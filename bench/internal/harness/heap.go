@@ -1,0 +1,96 @@
+package harness
+
+import (
+	"runtime"
+	"runtime/metrics"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// The runtime/metrics samples the heap figures are made of. HeapInuse is
+// objects plus unused bytes of in-use spans, the same as
+// runtime.MemStats.HeapInuse, but reading it does not stop the world.
+const (
+	metricHeapObjects = "/memory/classes/heap/objects:bytes"
+	metricHeapUnused  = "/memory/classes/heap/unused:bytes"
+	metricHeapLive    = "/gc/heap/live:bytes"
+)
+
+// HeapFigures are the heap in use and the live heap as of the last GC mark.
+type HeapFigures struct {
+	Inuse, Live uint64
+}
+
+func readHeap(samples []metrics.Sample) HeapFigures {
+	metrics.Read(samples)
+	return HeapFigures{
+		Inuse: samples[0].Value.Uint64() + samples[1].Value.Uint64(),
+		Live:  samples[2].Value.Uint64(),
+	}
+}
+
+func heapSamples() []metrics.Sample {
+	return []metrics.Sample{{Name: metricHeapObjects}, {Name: metricHeapUnused}, {Name: metricHeapLive}}
+}
+
+// SettledHeap collects garbage twice (so finalizers and sweeping are done)
+// and returns the heap figures.
+func SettledHeap() HeapFigures {
+	runtime.GC()
+	runtime.GC()
+	return readHeap(heapSamples())
+}
+
+// Sampler records the highest heap figures seen by a goroutine reading
+// them every period.
+type Sampler struct {
+	stop chan struct{}
+	done chan HeapFigures
+}
+
+// StartSampler starts sampling.
+func StartSampler(period time.Duration) *Sampler {
+	s := &Sampler{stop: make(chan struct{}), done: make(chan HeapFigures, 1)}
+	go s.run(period)
+	return s
+}
+
+func (s *Sampler) run(period time.Duration) {
+	samples := heapSamples()
+	peak := readHeap(samples)
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+		case <-s.stop:
+			s.done <- maxFigures(peak, readHeap(samples))
+			return
+		}
+		peak = maxFigures(peak, readHeap(samples))
+	}
+}
+
+func maxFigures(a, b HeapFigures) HeapFigures {
+	return HeapFigures{Inuse: max(a.Inuse, b.Inuse), Live: max(a.Live, b.Live)}
+}
+
+// Stop ends sampling and returns the peaks.
+func (s *Sampler) Stop() HeapFigures {
+	close(s.stop)
+	return <-s.done
+}
+
+// ObjectBytes measures the heap n pods of layout take on their own, each
+// allocated apart as a watch event delivers it.
+func ObjectBytes(n int, l Layout) float64 {
+	before := SettledHeap()
+	pods := make([]*v1.Pod, n)
+	for i := range pods {
+		pods[i] = l.Pod(i, uint64(i+1), 0)
+	}
+	after := SettledHeap()
+	runtime.KeepAlive(pods)
+	return float64(int64(after.Inuse)-int64(before.Inuse)) / float64(n)
+}

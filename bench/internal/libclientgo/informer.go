@@ -1,0 +1,222 @@
+package libclientgo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	cache "k8s.io/client-go/tools/cache"
+
+	"github.com/kcache/cache/bench/internal/harness"
+)
+
+// newInformer returns a shared index informer over a fake ListerWatcher
+// serving the fixture's informer pods, with count handlers registered.
+func newInformer(fx *harness.Fixture, handlers ...*harness.CountingHandler) (cache.SharedIndexInformer, *harness.FakeLW, error) {
+	pods := fx.InformerPods()
+	lw := harness.NewFakeLW(harness.Snapshot{
+		Len:  len(pods),
+		RV:   fx.InformerListRV(),
+		Fill: func(dst *v1.Pod, i int) { *dst = *pods[i] },
+	}, true)
+	inf := cache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, indexers())
+	for _, h := range handlers {
+		if _, err := inf.AddEventHandler(h); err != nil {
+			return nil, nil, fmt.Errorf("add event handler: %w", err)
+		}
+	}
+	return inf, lw, nil
+}
+
+// runInformer runs inf until the returned stop is called; stop waits for
+// Run to return.
+func runInformer(ctx context.Context, inf cache.SharedIndexInformer) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		inf.RunWithContext(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// informerEvents times Sizes.Events Modified events through an informer
+// holding Sizes.InformerPods pods, from the first event pushed to the moment
+// each of the handlers has seen every event. One op is one event.
+func informerEvents(handlers int) func(*harness.B, *harness.Fixture) error {
+	return func(b *harness.B, fx *harness.Fixture) (err error) {
+		ctx, cancel := context.WithTimeout(context.Background(), fx.Sizes.Timeout)
+		defer cancel()
+		events := fx.InformerEvents()
+		hs := make([]*harness.CountingHandler, handlers)
+		for i := range hs {
+			hs[i] = harness.NewCountingHandler(len(fx.InformerPods()), len(events))
+		}
+		inf, lw, err := newInformer(fx, hs...)
+		if err != nil {
+			return err
+		}
+		stop := runInformer(ctx, inf)
+		defer stop()
+		for _, h := range hs {
+			if err := h.WaitAdds(ctx); err != nil {
+				return fmt.Errorf("initial sync: %w", err)
+			}
+		}
+		w, err := lw.ReadyWatch(ctx)
+		if err != nil {
+			return fmt.Errorf("wait for watch: %w", err)
+		}
+		runtime.GC()
+		b.ResetTimer()
+		b.StartTimer()
+		fed := make(chan error, 1)
+		go func() {
+			for _, p := range events {
+				if err := w.Send(ctx, watch.Event{Type: watch.Modified, Object: p}); err != nil {
+					fed <- fmt.Errorf("push event: %w", err)
+					return
+				}
+			}
+			fed <- nil
+		}()
+		defer func() {
+			stop()
+			err = errors.Join(err, <-fed)
+		}()
+		for _, h := range hs {
+			if err := h.WaitUpdates(ctx); err != nil {
+				return err
+			}
+		}
+		b.StopTimer()
+		b.SetN(len(events))
+		b.ReportMetric("events/s", float64(len(events))/b.Elapsed().Seconds())
+		return nil
+	}
+}
+
+// The write-rate feeder keeps at most inFlight events pushed but not yet
+// seen by the handler, so that the queues cannot grow without bound. It
+// waits for the handler's progress signal, sent every inFlight/4 updates,
+// whenever more than half are in flight: waking per batch rather than per
+// event keeps the feeder's own scheduling out of the measured rate.
+const inFlight = 4096
+
+// writeRate counts the Modified events an informer applies (as seen by one
+// handler) during Sizes.Window while readers goroutines loop
+// ListAllByNamespace with the tier=web selector over its namespace of
+// Sizes.InformerPods pods. One op is one applied event.
+func writeRate(readers int) func(*harness.B, *harness.Fixture) error {
+	return func(b *harness.B, fx *harness.Fixture) (err error) {
+		ctx, cancel := context.WithTimeout(context.Background(), fx.Sizes.Timeout)
+		defer cancel()
+		pods := fx.InformerPods()
+		progress := make(chan struct{}, 1)
+		h := harness.NewCountingHandler(len(pods), math.MaxInt)
+		h.SignalProgress(progress, inFlight/4)
+		inf, lw, err := newInformer(fx, h)
+		if err != nil {
+			return err
+		}
+		stop := runInformer(ctx, inf)
+		if err := h.WaitAdds(ctx); err != nil {
+			stop()
+			return fmt.Errorf("initial sync: %w", err)
+		}
+		w, err := lw.ReadyWatch(ctx)
+		if err != nil {
+			stop()
+			return fmt.Errorf("wait for watch: %w", err)
+		}
+
+		var (
+			wg       sync.WaitGroup
+			quit     = make(chan struct{})
+			lists    atomic.Int64
+			errMu    sync.Mutex
+			firstErr error
+		)
+		fail := func(e error) {
+			errMu.Lock()
+			firstErr = errors.Join(firstErr, e)
+			errMu.Unlock()
+		}
+		sel := fx.Selector()
+		for range readers {
+			wg.Go(func() {
+				c := newPodCollector(len(pods))
+				idx := inf.GetIndexer()
+				for {
+					select {
+					case <-quit:
+						return
+					default:
+					}
+					c.pods = c.pods[:0]
+					if err := cache.ListAllByNamespace(idx, harness.BigNamespace, sel, c.add); err != nil {
+						fail(fmt.Errorf("list all by namespace: %w", err))
+						return
+					}
+					lists.Add(1)
+				}
+			})
+		}
+		wg.Go(func() {
+			rv := uint64(len(pods) + 1)
+			// A tick backs the progress signal up, in case the informer
+			// ever merged updates and the handler fell short of a multiple.
+			tick := time.NewTicker(10 * time.Millisecond)
+			defer tick.Stop()
+			for k := int64(0); ; k++ {
+				for k-h.Updates() > inFlight/2 {
+					select {
+					case <-progress:
+					case <-tick.C:
+					case <-quit:
+						return
+					}
+				}
+				p := harness.Modified(pods[k%int64(len(pods))], rv, "")
+				rv++
+				if err := w.Send(ctx, watch.Event{Type: watch.Modified, Object: p}); err != nil {
+					select {
+					case <-quit:
+					default:
+						fail(fmt.Errorf("push event: %w", err))
+					}
+					return
+				}
+			}
+		})
+
+		time.Sleep(fx.Sizes.Window / 4) // let the pipeline fill
+		events0, lists0 := h.Updates(), lists.Load()
+		b.ResetTimer()
+		b.StartTimer()
+		time.Sleep(fx.Sizes.Window)
+		b.StopTimer()
+		events, listed := h.Updates()-events0, lists.Load()-lists0
+		close(quit)
+		stop()
+		wg.Wait()
+		if firstErr != nil {
+			return firstErr
+		}
+		secs := b.Elapsed().Seconds()
+		b.SetN(int(events))
+		b.ReportMetric("events/s", float64(events)/secs)
+		b.ReportMetric("lists/s", float64(listed)/secs)
+		return nil
+	}
+}
