@@ -2,9 +2,20 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: test fmt-check vet unit compat integration bench bench-smoke cover fuzz soak
+.PHONY: test demo examples-test bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak
 
-test: fmt-check vet unit compat integration
+test: fmt-check vet unit compat examples-test bench-smoke-compare integration
+
+# demo runs the kcache demo against its built-in simulated cluster
+# (no cluster needed). DEMO_DURATION=0 runs it until Ctrl-C.
+DEMO_DURATION ?= 30s
+demo:
+	cd examples && $(GO) run ./cmd/demo --duration=$(DEMO_DURATION)
+
+# examples-test vets and tests the examples module (nested, needs
+# client-go), including a test that builds and drives the demo binary.
+examples-test:
+	cd examples && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*')); \
@@ -26,6 +37,17 @@ compat:
 # integration/run.sh. The first build of the launcher takes about 10 minutes.
 integration:
 	GO=$(GO) integration/run.sh
+
+# bench-compare runs the same workloads against client-go v0.37.2 and
+# kcache, alternating rounds in one process, and prints a markdown table of
+# medians and ratios (about 15 minutes on 2 cores; add ARGS=-quick for a
+# one-minute smoke run).
+bench-compare:
+	cd bench && $(GO) run ./cmd/compare $(ARGS)
+
+# bench-smoke-compare runs every comparison workload once at tiny sizes.
+bench-smoke-compare:
+	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
