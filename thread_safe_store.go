@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -345,15 +346,19 @@ func (c *threadSafeMap) ByIndex(indexName, indexedValue string) ([]interface{}, 
 	return out, nil
 }
 
-// IndexKeys returns the keys filed under indexedValue in the named index.
+// IndexKeys returns the keys filed under indexedValue in the named index,
+// sorted, as the reference returns them.
 func (c *threadSafeMap) IndexKeys(indexName, indexedValue string) ([]string, error) {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
 	set, err := c.idx.keysForValue(indexName, indexedValue)
 	if err != nil {
+		c.mu.RUnlock()
 		return nil, err
 	}
-	return set.list(), nil
+	keys := set.list()
+	c.mu.RUnlock()
+	slices.Sort(keys)
+	return keys, nil
 }
 
 // ListIndexFuncValues returns every value of the named index; an unknown
