@@ -236,7 +236,9 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType interface{}, store R
 		initialEventsCheckEvery: defaultInitialEventsCheckEvery,
 	}
 	if r.name == "" {
-		r.name = naming.GetNameFromCallsite(thisPackageDir)
+		// Frames of the standard library's sync package (sync.WaitGroup.Go
+		// starting an informer) say nothing about who runs the reflector.
+		r.name = naming.GetNameFromCallsite(thisPackageDir, "/src/sync/")
 	}
 	if r.typeDescription == "" {
 		r.typeDescription = describeExpectedType(expectedType)
