@@ -514,12 +514,19 @@ func newInformerQueue(logger klog.Logger, objectType any, clientState Store, tra
 		Identifier:      id,
 		MetricsProvider: metrics,
 	}
-	if featureEnabled(featureAtomicFIFO) {
+	atomicEvents := featureEnabled(featureAtomicFIFO)
+	if atomicEvents {
 		opts.AtomicEvents = true
 		opts.UnlockWhileProcessing = featureEnabled(featureUnlockWhileProcessingFIFO)
 		opts.EmitDeltaTypeBookmark = true
 	} else {
 		opts.KnownObjects = clientState
 	}
-	return NewRealFIFOWithOptions(opts)
+	q := NewRealFIFOWithOptions(opts)
+	if atomicEvents {
+		// Not KnownObjects, which AtomicEvents rules out: only lists read
+		// it, to reuse the cached copy of every object that did not change.
+		q.consumerCache = clientState
+	}
+	return q
 }
