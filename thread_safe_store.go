@@ -131,10 +131,10 @@ func (c *threadSafeMap) freshLocked(vals indexValues, obj interface{}) indexValu
 func (c *threadSafeMap) putLocked(key string, obj interface{}, vals indexValues) error {
 	vals = c.freshLocked(vals, obj)
 	if id, ok := c.tab.lookup(key); ok {
-		c.tab.slots[id].obj = obj
+		c.tab.objs[id] = obj
 		c.idx.refile(id, &vals)
 	} else {
-		c.idx.file(c.tab.insert(key, obj), &vals)
+		c.idx.fileNew(c.tab.insert(key, obj), &vals)
 	}
 	return vals.err(key)
 }
@@ -142,22 +142,15 @@ func (c *threadSafeMap) putLocked(key string, obj interface{}, vals indexValues)
 // deleteLocked removes key from the table and every index. The caller
 // holds c.mu for writing.
 func (c *threadSafeMap) deleteLocked(key string) {
-	id, ok := c.tab.lookup(key)
-	if !ok {
-		return
-	}
-	c.idx.unfile(id)
-	c.tab.remove(id)
-	if c.tab.compactable() {
-		c.compactLocked()
+	if id, ok := c.tab.lookup(key); ok {
+		c.removeSlotLocked(id)
 	}
 }
 
-// compactLocked packs the slot table and renumbers the indexes. The caller
-// holds c.mu for writing.
-func (c *threadSafeMap) compactLocked() {
-	moved, slots := c.tab.compact()
-	c.idx.renumber(moved, slots)
+// removeSlotLocked removes slot id from the table and every index. The
+// caller holds c.mu for writing.
+func (c *threadSafeMap) removeSlotLocked(id int32) {
+	c.idx.removeSlot(id, c.tab.remove(id))
 }
 
 // noteRVLocked records rv as the newest seen. The caller holds c.mu for
@@ -226,14 +219,14 @@ func (c *threadSafeMap) Get(key string) (item interface{}, exists bool) {
 func (c *threadSafeMap) List() []interface{} {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.tab.objects(make([]interface{}, 0, c.tab.len()))
+	return c.tab.objects()
 }
 
 // ListKeys returns every key.
 func (c *threadSafeMap) ListKeys() []string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.tab.keys(make([]string, 0, c.tab.len()))
+	return c.tab.keyList()
 }
 
 // Replace swaps the content for items and records resourceVersion. Index
@@ -321,7 +314,7 @@ func (c *threadSafeMap) Index(indexName string, obj interface{}) ([]interface{},
 		for _, id := range bk.members {
 			if _, dup := seen[id]; !dup {
 				seen[id] = struct{}{}
-				out = append(out, c.tab.slots[id].obj)
+				out = append(out, c.tab.objs[id])
 			}
 		}
 	}
@@ -336,7 +329,7 @@ func (c *threadSafeMap) objectsLocked(bk *bucket) []interface{} {
 	}
 	out := make([]interface{}, len(bk.members))
 	for i, id := range bk.members {
-		out[i] = c.tab.slots[id].obj
+		out[i] = c.tab.objs[id]
 	}
 	return out
 }
@@ -398,17 +391,12 @@ func (c *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 		return err
 	}
 	added := newIndexFuncs(newIndexers)
-	filed := make([]indexValues, len(c.tab.slots))
-	for id := range c.tab.slots {
-		s := &c.tab.slots[id]
-		if s.isVacant() {
-			continue
-		}
-		vals := computeIndexValues(added, s.obj, nil)
-		if err := vals.err(s.key); err != nil {
+	filed := make([]indexValues, c.tab.len())
+	for id, obj := range c.tab.objs {
+		filed[id] = computeIndexValues(added, obj, nil)
+		if err := filed[id].err(c.tab.keys[id]); err != nil {
 			return fmt.Errorf("adding indexers: %w", err)
 		}
-		filed[id] = vals
 	}
 	cols := make([]*indexColumn, len(funcs.names))
 	for i, name := range funcs.names {
@@ -418,11 +406,8 @@ func (c *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 		}
 		col := newIndexColumn()
 		j := added.index(name)
-		for id := range c.tab.slots {
-			if c.tab.slots[id].isVacant() {
-				continue
-			}
-			col.reserve(int32(id))
+		for id := range filed {
+			col.first = append(col.first, link{bucket: unfiled})
 			col.file(int32(id), filed[id].of(j))
 		}
 		cols[i] = col
