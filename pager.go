@@ -61,7 +61,7 @@ func (p listPager) collect(ctx context.Context, opts metav1.ListOptions) (listed
 			}
 			return listedItems{}, err
 		}
-		next, err := out.addPage(page, opts.Continue == "", p.prepare)
+		next, err := out.addPage(ctx, page, opts.Continue == "", p.prepare)
 		if err != nil {
 			return listedItems{}, err
 		}
@@ -83,7 +83,7 @@ func (p listPager) collectWhole(ctx context.Context, opts metav1.ListOptions) (l
 		return listedItems{}, err
 	}
 	out := listedItems{paginated: true}
-	if _, err := out.addPage(page, true, p.prepare); err != nil {
+	if _, err := out.addPage(ctx, page, true, p.prepare); err != nil {
 		return listedItems{}, err
 	}
 	return out, nil
@@ -93,8 +93,10 @@ func (p listPager) collectWhole(ctx context.Context, opts metav1.ListOptions) (l
 // nil, and returns its continue token. The first page sets the resource
 // version and sizes the item slice, using the server's count of remaining
 // items when it gives one. An error of prepare is returned as a
-// listPrepareError.
-func (l *listedItems) addPage(page runtime.Object, first bool, prepare func(interface{}) (interface{}, error)) (string, error) {
+// listPrepareError. Once ctx is canceled no item is prepared any more
+// (prepare runs user code, and the list's result is dropped anyway): the
+// context's error is returned.
+func (l *listedItems) addPage(ctx context.Context, page runtime.Object, first bool, prepare func(interface{}) (interface{}, error)) (string, error) {
 	if isNilObject(page) {
 		return "", fmt.Errorf("list response is not a list: got a nil %T", page)
 	}
@@ -118,6 +120,9 @@ func (l *listedItems) addPage(page runtime.Object, first bool, prepare func(inte
 		if prepare == nil {
 			l.items = append(l.items, item)
 			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		obj, err := prepare(item)
 		if err != nil {

@@ -26,7 +26,8 @@ type listPreparer interface {
 	// prepareListed returns what the queue's Replace would queue for obj:
 	// obj transformed by the queue's transformer, or, when the objects
 	// cached by the queue's consumer hold the same version of it, the cached
-	// object. It fails as Replace would for obj (a key or transform error).
+	// object. It fails where Replace would fail because of obj, with
+	// Replace's error.
 	prepareListed(obj interface{}) (interface{}, error)
 	// replaceTransformed is Replace for a list of prepared objects: it does
 	// not transform them again.

@@ -15,6 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 )
@@ -660,4 +662,27 @@ func TestReflectorList_TransformFailureEndsAPagedListAsReplaceWould(t *testing.T
 			t.Errorf("LastSyncResourceVersion = %q after a failed list, want \"\"", got)
 		}
 	})
+}
+
+func TestListPager_PreparesNothingOnceTheContextIsCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	prepared := 0
+	p := listPager{
+		fetch: func(context.Context, metav1.ListOptions) (apiruntime.Object, error) {
+			cancel() // the list ignored its context and answered late
+			return rfPodList("5", "", relistPods(3)...), nil
+		},
+		prepare: func(obj interface{}) (interface{}, error) {
+			prepared++
+			return obj, nil
+		},
+	}
+	_, err := p.collect(ctx, metav1.ListOptions{})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("collect error = %v, want context.Canceled", err)
+	}
+	if prepared != 0 {
+		t.Errorf("prepared %d objects after the context was canceled", prepared)
+	}
 }
