@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -218,8 +219,10 @@ func (c *threadSafeMap) Get(key string) (item interface{}, exists bool) {
 // List returns every stored object.
 func (c *threadSafeMap) List() []interface{} {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.tab.objects()
+	out := c.tab.objects()
+	c.mu.RUnlock()
+	yieldAfterBulkRead(len(out))
+	return out
 }
 
 // ListKeys returns every key.
@@ -299,11 +302,14 @@ func (c *threadSafeMap) Index(indexName string, obj interface{}) ([]interface{},
 		return nil, fmt.Errorf("computing index %q: %w", indexName, v.err)
 	}
 	c.mu.RLock()
-	defer c.mu.RUnlock()
 	col := c.idx.column(indexName)
 	if v.count == 1 {
-		return c.objectsLocked(col.bucketOf(v.one)), nil
+		out := c.objectsLocked(col.bucketOf(v.one))
+		c.mu.RUnlock()
+		yieldAfterBulkRead(len(out))
+		return out, nil
 	}
+	defer c.mu.RUnlock()
 	seen := make(map[int32]struct{})
 	out := []interface{}{}
 	for j := 0; j < v.count; j++ {
@@ -337,12 +343,33 @@ func (c *threadSafeMap) objectsLocked(bk *bucket) []interface{} {
 // ByIndex returns the objects filed under indexedValue in the named index.
 func (c *threadSafeMap) ByIndex(indexName, indexedValue string) ([]interface{}, error) {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
 	col := c.idx.column(indexName)
 	if col == nil {
+		c.mu.RUnlock()
 		return nil, fmt.Errorf("index %q does not exist", indexName)
 	}
-	return c.objectsLocked(col.bucketOf(indexedValue)), nil
+	out := c.objectsLocked(col.bucketOf(indexedValue))
+	c.mu.RUnlock()
+	yieldAfterBulkRead(len(out))
+	return out, nil
+}
+
+// bulkRead is the size from which a read yields the processor once it has
+// released the lock.
+const bulkRead = 1024
+
+// yieldAfterBulkRead lets other goroutines run after a read that copied n
+// objects, when n is large. Callers of big reads (listers over a namespace
+// of thousands of objects) usually go on to filter what they got, a long
+// stretch of CPU; several of them looping can keep the informer's own
+// goroutines (which must write to this store) waiting for a whole
+// scheduling slice. Yielding between the copy and the filtering bounds
+// that wait to one read. It costs a fraction of a microsecond, against the
+// microseconds the copy itself took.
+func yieldAfterBulkRead(n int) {
+	if n >= bulkRead {
+		runtime.Gosched()
+	}
 }
 
 // IndexKeys returns the keys filed under indexedValue in the named index,
