@@ -69,6 +69,21 @@
 //     cannot keep the informer's writers waiting for a whole scheduling
 //     slice.
 //
+// # Relists reuse unchanged objects
+//
+// While a list arrives (the pages of a LIST, or the initial events of a
+// streaming list), the reflector hands each object to its queue, which
+// transforms it and looks up the object the informer caches under the same
+// key (relist_reuse.go). When both have the same UID and the same
+// non-empty resourceVersion, the cached object is kept and the freshly
+// decoded copy is dropped at once: a relist holds a second copy only of
+// the objects that changed, not of the whole resource, and the store's
+// diffing Replace then skips the kept objects. Handlers see them as
+// OnUpdate(old, new) with old == new, a resync-style update. This relies
+// on cached objects never being modified and on transforms being
+// deterministic; a plain Store fed by a Reflector, or a queue without
+// known objects, gets every listed object as decoded.
+//
 // # Environment switches
 //
 // The same variables as client-go, read once per process:
