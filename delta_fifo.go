@@ -128,22 +128,19 @@ type DeltaFIFOOptions struct {
 // safe for concurrent use. Objects handed out by Pop are shared with the
 // producer and must be treated as read-only.
 type DeltaFIFO struct {
-	// mu guards book, sync and closed; cond, on mu, wakes Pop when a key is
+	// mu guards book and the embedded queueLifecycle's closed flag and
+	// initial sync; the lifecycle's cond, on mu, wakes Pop when a key is
 	// queued or the queue is closed. Lock order: mu, then KnownObjects.
-	mu     sync.Mutex
-	cond   sync.Cond
-	book   deltaBook
-	sync   initialSync
-	closed bool
+	mu sync.Mutex
+	queueLifecycle
+	book deltaBook
 
 	// The fields below are set by the constructor and never change.
-	name                  string
 	logger                klog.Logger
 	keyFunc               KeyFunc
 	knownObjects          KeyListerGetter
 	emitDeltaTypeReplaced bool
 	transformer           TransformFunc
-	checker               *queueSyncedChecker
 	// clock times the process function, to report slow processing when a
 	// backlog waits behind it.
 	clock clock.PassiveClock
@@ -169,8 +166,6 @@ func NewDeltaFIFO(keyFunc KeyFunc, knownObjects KeyListerGetter) *DeltaFIFO {
 func NewDeltaFIFOWithOptions(opts DeltaFIFOOptions) *DeltaFIFO {
 	f := &DeltaFIFO{
 		book:                  newDeltaBook(),
-		sync:                  newInitialSync(),
-		name:                  "DeltaFIFO",
 		logger:                klog.Background(),
 		keyFunc:               opts.KeyFunction,
 		knownObjects:          opts.KnownObjects,
@@ -181,15 +176,15 @@ func NewDeltaFIFOWithOptions(opts DeltaFIFOOptions) *DeltaFIFO {
 	if f.keyFunc == nil {
 		f.keyFunc = MetaNamespaceKeyFunc
 	}
+	name := "DeltaFIFO"
 	if opts.Name != "" {
-		f.name = opts.Name
+		name = opts.Name
 	}
+	f.setUp(&f.mu, name)
 	if opts.Logger != nil {
 		f.logger = *opts.Logger
 	}
-	f.logger = klog.LoggerWithName(f.logger, f.name)
-	f.cond.L = &f.mu
-	f.checker = &queueSyncedChecker{name: f.name, done: f.sync.done}
+	f.logger = klog.LoggerWithName(f.logger, name)
 	return f
 }
 
@@ -429,11 +424,8 @@ func (f *DeltaFIFO) Resync() error {
 func (f *DeltaFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for f.book.len() == 0 {
-		if f.closed {
-			return nil, ErrFIFOClosed
-		}
-		f.cond.Wait()
+	if err := f.waitLocked(f.book.len); err != nil {
+		return nil, err
 	}
 	isInInitialList := !f.sync.synced()
 	key, deltas := f.book.popOldest()
@@ -451,38 +443,3 @@ func (f *DeltaFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 	f.sync.settle()
 	return item, err
 }
-
-// Close wakes every waiting Pop; Pop returns ErrFIFOClosed once the queued
-// keys are drained. Producers may still add changes.
-func (f *DeltaFIFO) Close() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.closed = true
-	f.cond.Broadcast()
-}
-
-// IsClosed reports whether Close was called.
-func (f *DeltaFIFO) IsClosed() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.closed
-}
-
-// HasSynced reports whether the initial sync is over: every item of the
-// first Replace was popped and processed, or an Add, Update or Delete came
-// before any Replace.
-func (f *DeltaFIFO) HasSynced() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.sync.synced()
-}
-
-// HasSyncedChecker returns a DoneChecker, named after the queue, that is
-// done when HasSynced turns true.
-func (f *DeltaFIFO) HasSyncedChecker() DoneChecker { return f.checker }
-
-// Name returns the queue's name.
-func (f *DeltaFIFO) Name() string { return f.name }
-
-// Done returns a channel closed when HasSynced turns true.
-func (f *DeltaFIFO) Done() <-chan struct{} { return f.checker.done }

@@ -66,99 +66,6 @@ type KeyListerGetter interface {
 	KeyGetter
 }
 
-// initialSync tracks a queue's initial sync: it is over once every item
-// queued by the first Replace has been popped and processed, or at once if
-// an Add, Update or Delete came before any Replace. It has no lock; every
-// method except through done runs under the owning queue's lock.
-//
-// Invariants: owed > 0 only while populated; done is closed exactly when
-// finished is true, and both stay so.
-type initialSync struct {
-	// populated turns true at the first Replace, Add, Update or Delete.
-	populated bool
-	// owed counts the items of the first Replace not yet taken by a pop.
-	owed int
-	// processing counts items of the first Replace that were claimed by a
-	// pop processing them without the queue's lock (RealFIFO with
-	// UnlockWhileProcessing) and not yet released: the sync is not over
-	// while any is, whatever changes arrive meanwhile.
-	processing int
-	// finished records that done was closed.
-	finished bool
-	done     chan struct{}
-}
-
-func newInitialSync() initialSync {
-	return initialSync{done: make(chan struct{})}
-}
-
-// synced reports whether the initial sync is over.
-func (s *initialSync) synced() bool { return s.finished }
-
-// markPopulated records an Add, Update or Delete: before any Replace it
-// ends the initial sync with nothing owed.
-func (s *initialSync) markPopulated() {
-	s.populated = true
-	s.settle()
-}
-
-// firstReplace records a Replace after which queued items wait in the
-// queue. Only the first call (before any Add, Update or Delete) counts:
-// those items are what the initial sync waits for.
-func (s *initialSync) firstReplace(queued int) {
-	if s.populated {
-		return
-	}
-	s.populated = true
-	s.owed = queued
-	s.settle()
-}
-
-// take records that n items left the queue. It does not end the initial
-// sync: call settle once they are processed, so that a waiter on done sees
-// their effects.
-func (s *initialSync) take(n int) {
-	s.owed = max(0, s.owed-n)
-}
-
-// claim is take for a pop that processes the n items unlocked: the owed
-// ones among them keep the sync open until release. It returns how many
-// were owed, to pass to release.
-func (s *initialSync) claim(n int) int {
-	owed := min(n, s.owed)
-	s.owed -= owed
-	s.processing += owed
-	return owed
-}
-
-// release records that the claimed items were processed, and ends the
-// initial sync if nothing is owed any more.
-func (s *initialSync) release(claimed int) {
-	s.processing -= claimed
-	s.settle()
-}
-
-// settle ends the initial sync if nothing is owed any more.
-func (s *initialSync) settle() {
-	if s.populated && s.owed == 0 && s.processing == 0 && !s.finished {
-		s.finished = true
-		close(s.done)
-	}
-}
-
-// queueSyncedChecker is the DoneChecker every queue returns from
-// HasSyncedChecker: named after the queue, done when its initial sync is.
-type queueSyncedChecker struct {
-	name string
-	done <-chan struct{}
-}
-
-// Name returns the name of the queue.
-func (c *queueSyncedChecker) Name() string { return c.name }
-
-// Done returns a channel closed when the queue's initial sync is over.
-func (c *queueSyncedChecker) Done() <-chan struct{} { return c.done }
-
 // FIFO is a Queue that keeps only the newest object per key and hands each
 // queued key out once, oldest first. Adding an object whose key is already
 // queued replaces the object in place without moving the key; Delete drops
@@ -168,24 +75,23 @@ func (c *queueSyncedChecker) Done() <-chan struct{} { return c.done }
 //
 // Keys are computed with the KeyFunc given to NewFIFO. A FIFO must be made
 // by NewFIFO; it is safe for concurrent use, with a single consumer calling
-// Pop.
+// Pop. Every FIFO is named "FIFO", in Name and in its HasSyncedChecker.
 type FIFO struct {
-	// mu guards every field up to keyFunc; cond, on mu, wakes Pop when a key
-	// is queued or the queue is closed.
-	mu   sync.Mutex
-	cond sync.Cond
+	// mu guards slots, order and the embedded queueLifecycle's closed flag
+	// and initial sync; the lifecycle's cond, on mu, wakes Pop when a key is
+	// queued or the FIFO is closed.
+	mu sync.Mutex
+	queueLifecycle
 	// slots holds, per queued key, the newest object, or a mark that it was
 	// deleted after its key was queued. A deleted slot keeps its place: if
 	// the key is added again before the slot reaches the front, the object
 	// is popped at that place; otherwise the slot is skipped.
 	// Invariant: a key is in slots if and only if it is in order, once.
-	slots  map[string]fifoSlot
-	order  ring[string]
-	sync   initialSync
-	closed bool
+	slots map[string]fifoSlot
+	order ring[string]
 
+	// keyFunc is set by NewFIFO and never changes.
 	keyFunc KeyFunc
-	checker *queueSyncedChecker
 }
 
 // fifoSlot is the content queued under one FIFO key.
@@ -204,13 +110,8 @@ const fifoName = "FIFO"
 
 // NewFIFO returns an empty FIFO that files objects under keyFunc's keys.
 func NewFIFO(keyFunc KeyFunc) *FIFO {
-	f := &FIFO{
-		slots:   map[string]fifoSlot{},
-		sync:    newInitialSync(),
-		keyFunc: keyFunc,
-	}
-	f.cond.L = &f.mu
-	f.checker = &queueSyncedChecker{name: fifoName, done: f.sync.done}
+	f := &FIFO{slots: map[string]fifoSlot{}, keyFunc: keyFunc}
+	f.setUp(&f.mu, fifoName)
 	return f
 }
 
@@ -308,11 +209,8 @@ func (f *FIFO) Pop(process PopProcessFunc) (interface{}, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for {
-		for f.order.len() == 0 {
-			if f.closed {
-				return nil, ErrFIFOClosed
-			}
-			f.cond.Wait()
+		if err := f.waitLocked(f.order.len); err != nil {
+			return nil, err
 		}
 		isInInitialList := !f.sync.synced()
 		key := f.order.popFront()
@@ -328,38 +226,3 @@ func (f *FIFO) Pop(process PopProcessFunc) (interface{}, error) {
 		return slot.obj, err
 	}
 }
-
-// Close wakes every waiting Pop; Pop returns ErrFIFOClosed once the queued
-// objects are drained. Add, Update, Delete and Replace still work.
-func (f *FIFO) Close() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.closed = true
-	f.cond.Broadcast()
-}
-
-// IsClosed reports whether Close was called.
-func (f *FIFO) IsClosed() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.closed
-}
-
-// HasSynced reports whether the initial sync is over: the objects of the
-// first Replace were all popped, or an Add, Update or Delete came before any
-// Replace.
-func (f *FIFO) HasSynced() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.sync.synced()
-}
-
-// HasSyncedChecker returns a DoneChecker that is done when HasSynced turns
-// true.
-func (f *FIFO) HasSyncedChecker() DoneChecker { return f.checker }
-
-// Name returns "FIFO", the name of the initial sync for DoneChecker.
-func (f *FIFO) Name() string { return fifoName }
-
-// Done returns a channel closed when HasSynced turns true.
-func (f *FIFO) Done() <-chan struct{} { return f.checker.done }

@@ -99,18 +99,16 @@ const realFIFOBatchSize = 1000
 // safe for concurrent use. Objects handed out are shared with the producer
 // and must be treated as read-only.
 type RealFIFO struct {
-	// mu guards queue, sync and closed; cond, on mu, wakes Pop and PopBatch
-	// when a change is queued or the queue is closed. Lock order: mu, then
+	// mu guards queue and the embedded queueLifecycle's closed flag and
+	// initial sync; the lifecycle's cond, on mu, wakes Pop and PopBatch when
+	// a change is queued or the queue is closed. Lock order: mu, then
 	// KnownObjects. mu may be released while processing, see processLocked.
-	mu     sync.Mutex
-	cond   sync.Cond
-	queue  ring[queuedDelta]
-	sync   initialSync
-	closed bool
+	mu sync.Mutex
+	queueLifecycle
+	queue ring[queuedDelta]
 
 	// The fields below are set by the constructor and never change, except
 	// batchSize and clock, which tests set before use.
-	name                  string
 	logger                klog.Logger
 	keyFunc               KeyFunc
 	knownObjects          KeyListerGetter
@@ -120,7 +118,6 @@ type RealFIFO struct {
 	emitDeltaTypeBookmark bool
 	batchSize             int
 	metrics               queueMetrics
-	checker               *queueSyncedChecker
 	// clock times the process function for the latency metric and to report
 	// slow processing. Reading it costs, so it is read only when
 	// timeProcessing (the latency metric is published) or when a backlog
@@ -158,8 +155,6 @@ func NewRealFIFOWithOptions(opts RealFIFOOptions) *RealFIFO {
 		panic(fmt.Sprintf("NewRealFIFOWithOptions: %v", err))
 	}
 	f := &RealFIFO{
-		sync:                  newInitialSync(),
-		name:                  "RealFIFO",
 		logger:                klog.Background(),
 		keyFunc:               opts.KeyFunction,
 		knownObjects:          opts.KnownObjects,
@@ -179,17 +174,17 @@ func NewRealFIFOWithOptions(opts RealFIFOOptions) *RealFIFO {
 	}
 	_, noLatencyMetric := f.metrics.processingLatency.(noopMetric)
 	f.timeProcessing = !noLatencyMetric
-	if name := opts.Identifier.Name(); name != "" {
-		f.name = name
+	name := "RealFIFO"
+	if id := opts.Identifier.Name(); id != "" {
+		name = id
 	} else if opts.Name != "" {
-		f.name = opts.Name
+		name = opts.Name
 	}
+	f.setUp(&f.mu, name)
 	if opts.Logger != nil {
 		f.logger = *opts.Logger
 	}
-	f.logger = klog.LoggerWithName(f.logger, f.name)
-	f.cond.L = &f.mu
-	f.checker = &queueSyncedChecker{name: f.name, done: f.sync.done}
+	f.logger = klog.LoggerWithName(f.logger, name)
 	return f
 }
 
@@ -461,19 +456,6 @@ func (f *RealFIFO) Resync() error {
 	return nil
 }
 
-// waitLocked waits until a change is queued, or returns ErrFIFOClosed once
-// the queue is closed and empty. The caller holds f.mu; it is released
-// while waiting.
-func (f *RealFIFO) waitLocked() error {
-	for f.queue.len() == 0 {
-		if f.closed {
-			return ErrFIFOClosed
-		}
-		f.cond.Wait()
-	}
-	return nil
-}
-
 // Pop waits until a change is queued or the queue is closed, removes the
 // oldest change and calls process with it as a one-element Deltas, which it
 // then returns with process's error. Once the queue is closed and empty,
@@ -488,7 +470,7 @@ func (f *RealFIFO) waitLocked() error {
 func (f *RealFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.waitLocked(); err != nil {
+	if err := f.waitLocked(f.queue.len); err != nil {
 		return nil, err
 	}
 	isInInitialList := !f.sync.synced()
@@ -517,7 +499,7 @@ func (f *RealFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProcessFunc) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.waitLocked(); err != nil {
+	if err := f.waitLocked(f.queue.len); err != nil {
 		return err
 	}
 	isInInitialList := !f.sync.synced()
@@ -564,41 +546,6 @@ func (f *RealFIFO) processLocked(key string, n int, call func() error) error {
 	reportSlowProcessing(f.logger, key, n, depth, took)
 	return err
 }
-
-// Close wakes every waiting Pop and PopBatch; they return ErrFIFOClosed once
-// the queued changes are drained. Producers may still queue changes.
-func (f *RealFIFO) Close() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.closed = true
-	f.cond.Broadcast()
-}
-
-// IsClosed reports whether Close was called.
-func (f *RealFIFO) IsClosed() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.closed
-}
-
-// HasSynced reports whether the initial sync is over: every item of the
-// first Replace was popped and processed, or an Add, Update or Delete came
-// before any Replace.
-func (f *RealFIFO) HasSynced() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.sync.synced()
-}
-
-// HasSyncedChecker returns a DoneChecker, named after the queue, that is
-// done when HasSynced turns true.
-func (f *RealFIFO) HasSyncedChecker() DoneChecker { return f.checker }
-
-// Name returns the queue's name.
-func (f *RealFIFO) Name() string { return f.name }
-
-// Done returns a channel closed when HasSynced turns true.
-func (f *RealFIFO) Done() <-chan struct{} { return f.checker.done }
 
 // ReplacedAllInfo is the Object of a ReplacedAll change: a whole new list.
 type ReplacedAllInfo struct {
