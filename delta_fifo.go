@@ -204,21 +204,9 @@ func (f *DeltaFIFO) KeyOf(obj interface{}) (string, error) {
 // or nil.
 func (f *DeltaFIFO) Transformer() TransformFunc { return f.transformer }
 
-// stage computes obj's key and transforms obj, without the lock: both are
-// user code. The error names the failing step.
+// stage computes obj's key and transforms obj, see stageObject.
 func (f *DeltaFIFO) stage(obj interface{}) (string, interface{}, error) {
-	key, err := f.KeyOf(obj)
-	if err != nil {
-		return "", nil, KeyError{Obj: obj, Err: err}
-	}
-	out, err := f.transform(key, obj)
-	return key, out, err
-}
-
-// transform applies the transformer to obj, the object of key, see
-// transformEntering.
-func (f *DeltaFIFO) transform(key string, obj interface{}) (interface{}, error) {
-	return transformEntering(f.transformer, key, obj)
+	return stageObject(f.KeyOf, f.transformer, obj)
 }
 
 // recordLocked appends d to key's changes and wakes a Pop if key was newly
@@ -263,7 +251,7 @@ func (f *DeltaFIFO) Delete(obj interface{}) error {
 	if err != nil {
 		return fmt.Errorf("delta fifo delete: %w", KeyError{Obj: obj, Err: err})
 	}
-	out, transformErr := f.transform(key, obj)
+	out, transformErr := transformEntering(f.transformer, key, obj)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sync.markPopulated()
@@ -302,20 +290,14 @@ func (f *DeltaFIFO) knownLocked(key string) bool {
 // Delete fixes the items the initial sync waits for: everything queued
 // when it returns.
 func (f *DeltaFIFO) Replace(list []interface{}, _ string) error {
-	return f.replace(list, f.stage)
+	return f.replace(list, f.transformer)
 }
 
 // replaceTransformed is Replace for a list that was already transformed
 // (a streaming list collected through the queue's transformer), so that
 // every object is transformed exactly once.
 func (f *DeltaFIFO) replaceTransformed(list []interface{}, _ string) error {
-	return f.replace(list, func(obj interface{}) (string, interface{}, error) {
-		key, err := f.KeyOf(obj)
-		if err != nil {
-			return "", nil, KeyError{Obj: obj, Err: err}
-		}
-		return key, obj, nil
-	})
+	return f.replace(list, nil)
 }
 
 // prepareListed stages obj (key and transform) as Replace would and, with
@@ -330,9 +312,9 @@ func (f *DeltaFIFO) prepareListed(obj interface{}) (interface{}, error) {
 	return reuseCached(f.knownObjects, key, out), nil
 }
 
-// replace is Replace with the function that keys and stages each object.
-func (f *DeltaFIFO) replace(list []interface{}, stage func(interface{}) (string, interface{}, error)) error {
-	staged, err := stageAll(list, stage)
+// replace is Replace with the transform to apply (nil for none).
+func (f *DeltaFIFO) replace(list []interface{}, transform TransformFunc) error {
+	staged, err := stageAll(list, f.KeyOf, transform)
 	if err != nil {
 		return fmt.Errorf("delta fifo replace: %w", err)
 	}

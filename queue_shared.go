@@ -127,14 +127,26 @@ type stagedObject struct {
 	obj interface{}
 }
 
-// stageAll stages every object of list with stage, which computes the key
-// and transforms, or fails on the first error. Queues stage a list before
-// taking their lock, so user code runs unlocked and a failure leaves the
-// queue unchanged.
-func stageAll(list []interface{}, stage func(obj interface{}) (string, interface{}, error)) ([]stagedObject, error) {
+// stageObject readies obj to enter a queue: it computes obj's key with
+// keyOf, a failure being a KeyError, then applies transform (nil: none),
+// see transformEntering. Both steps run user code, so queues stage objects
+// before taking their lock; the error names the failing step.
+func stageObject(keyOf func(interface{}) (string, error), transform TransformFunc, obj interface{}) (string, interface{}, error) {
+	key, err := keyOf(obj)
+	if err != nil {
+		return "", nil, KeyError{Obj: obj, Err: err}
+	}
+	out, err := transformEntering(transform, key, obj)
+	return key, out, err
+}
+
+// stageAll stages every object of list as stageObject does, or fails on the
+// first error. Queues stage a list before taking their lock, so user code
+// runs unlocked and a failure leaves the queue unchanged.
+func stageAll(list []interface{}, keyOf func(interface{}) (string, error), transform TransformFunc) ([]stagedObject, error) {
 	staged := make([]stagedObject, len(list))
 	for i, obj := range list {
-		key, out, err := stage(obj)
+		key, out, err := stageObject(keyOf, transform, obj)
 		if err != nil {
 			return nil, err
 		}

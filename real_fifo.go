@@ -224,14 +224,9 @@ func (f *RealFIFO) keyOf(obj interface{}) (string, error) {
 // or nil.
 func (f *RealFIFO) Transformer() TransformFunc { return f.transformer }
 
-// stage computes obj's key and transforms obj, without the lock.
+// stage computes obj's key and transforms obj, see stageObject.
 func (f *RealFIFO) stage(obj interface{}) (string, interface{}, error) {
-	key, err := f.keyOf(obj)
-	if err != nil {
-		return "", nil, KeyError{Obj: obj, Err: err}
-	}
-	out, err := transformEntering(f.transformer, key, obj)
-	return key, out, err
+	return stageObject(f.keyOf, f.transformer, obj)
 }
 
 // queuedLocked publishes the queue's new length and wakes the consumers
@@ -354,14 +349,7 @@ func (f *RealFIFO) replace(newItems []interface{}, resourceVersion string, trans
 	if f.atomicEvents {
 		return f.replaceAtomic(newItems, resourceVersion, transform)
 	}
-	staged, err := stageAll(newItems, func(obj interface{}) (string, interface{}, error) {
-		key, err := f.keyOf(obj)
-		if err != nil {
-			return "", nil, KeyError{Obj: obj, Err: err}
-		}
-		out, err := transformEntering(transform, key, obj)
-		return key, out, err
-	})
+	staged, err := stageAll(newItems, f.keyOf, transform)
 	if err != nil {
 		return fmt.Errorf("real fifo replace: %w", err)
 	}
