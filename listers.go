@@ -22,11 +22,10 @@ type AppendFunc func(interface{})
 // first one without it ends the listing with an error (objects already
 // passed to appendFn stay passed). A nil selector selects everything.
 func ListAll(store Store, selector labels.Selector, appendFn AppendFunc) error {
-	filter, none := labelFilter(selector)
-	if none {
+	if selectsNothing(selector) {
 		return nil
 	}
-	return appendMatching(store.List(), filter, appendFn)
+	return appendMatching(store.List(), selector, appendFn)
 }
 
 // ListAllByNamespace is ListAll restricted to one namespace, where
@@ -36,51 +35,49 @@ func ListAll(store Store, selector labels.Selector, appendFn AppendFunc) error {
 // index is scanned instead, which is slower, and then every object must
 // have object metadata.
 func ListAllByNamespace(indexer Indexer, namespace string, selector labels.Selector, appendFn AppendFunc) error {
-	filter, none := labelFilter(selector)
-	if none {
+	if selectsNothing(selector) {
 		return nil
 	}
 	if namespace == metav1.NamespaceAll {
-		return appendMatching(indexer.List(), filter, appendFn)
+		return appendMatching(indexer.List(), selector, appendFn)
 	}
 	items, err := indexer.Index(NamespaceIndex, &metav1.ObjectMeta{Namespace: namespace})
 	if err != nil {
 		klog.Background().Info("Warning: listing a namespace without the namespace index; scanning every object instead",
 			"namespace", namespace, "err", err)
-		return scanNamespace(indexer.List(), namespace, filter, appendFn)
+		return scanNamespace(indexer.List(), namespace, selector, appendFn)
 	}
-	return appendMatching(items, filter, appendFn)
+	return appendMatching(items, selector, appendFn)
 }
 
-// labelFilter returns the selector objects must match, or nil when every
-// object matches, so that labels need not be read; none reports that no
-// object can match.
-func labelFilter(selector labels.Selector) (filter labels.Selector, none bool) {
-	switch {
-	case selector == nil || selector.Empty():
-		return nil, false
-	case labels.MatchesNothing(selector):
-		return nil, true
-	default:
-		return selector, false
-	}
+// selectsEverything reports whether selector selects every object without
+// looking at labels.
+func selectsEverything(selector labels.Selector) bool {
+	return selector == nil || selector.Empty()
 }
 
-// appendMatching passes the objects of items whose labels match filter to
-// appendFn; a nil filter passes them all without reading labels.
-func appendMatching(items []interface{}, filter labels.Selector, appendFn AppendFunc) error {
-	if filter == nil {
+// selectsNothing reports whether selector is known to select no object.
+func selectsNothing(selector labels.Selector) bool {
+	return selector != nil && labels.MatchesNothing(selector)
+}
+
+// appendMatching passes the objects of items whose labels match selector
+// to appendFn, in order; selecting everything passes them all without
+// reading labels.
+func appendMatching(items []interface{}, selector labels.Selector, appendFn AppendFunc) error {
+	if selectsEverything(selector) {
 		for _, obj := range items {
 			appendFn(obj)
 		}
 		return nil
 	}
+	matcher := newLabelMatcher(selector)
 	for _, obj := range items {
-		accessor, err := meta.Accessor(obj)
+		lbls, err := objectLabels(obj)
 		if err != nil {
 			return fmt.Errorf("list by label: %w", err)
 		}
-		if filter.Matches(labels.Set(accessor.GetLabels())) {
+		if matcher.matches(lbls) {
 			appendFn(obj)
 		}
 	}
@@ -88,8 +85,13 @@ func appendMatching(items []interface{}, filter labels.Selector, appendFn Append
 }
 
 // scanNamespace passes the objects of items that are in namespace and whose
-// labels match filter (nil: any labels) to appendFn.
-func scanNamespace(items []interface{}, namespace string, filter labels.Selector, appendFn AppendFunc) error {
+// labels match selector to appendFn.
+func scanNamespace(items []interface{}, namespace string, selector labels.Selector, appendFn AppendFunc) error {
+	everything := selectsEverything(selector)
+	var matcher labelMatcher
+	if !everything {
+		matcher = newLabelMatcher(selector)
+	}
 	for _, obj := range items {
 		accessor, err := meta.Accessor(obj)
 		if err != nil {
@@ -98,7 +100,7 @@ func scanNamespace(items []interface{}, namespace string, filter labels.Selector
 		if accessor.GetNamespace() != namespace {
 			continue
 		}
-		if filter == nil || filter.Matches(labels.Set(accessor.GetLabels())) {
+		if everything || matcher.matches(accessor.GetLabels()) {
 			appendFn(obj)
 		}
 	}
