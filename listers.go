@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -30,16 +31,23 @@ func ListAll(store Store, selector labels.Selector, appendFn AppendFunc) error {
 
 // ListAllByNamespace is ListAll restricted to one namespace, where
 // metav1.NamespaceAll ("") means every namespace. It looks the namespace up
-// in the indexer's NamespaceIndex (probed, as generated listers expect,
-// with an ObjectMeta carrying only the namespace); an indexer without that
-// index is scanned instead, which is slower, and then every object must
-// have object metadata.
+// in the indexer's NamespaceIndex; an indexer without that index is
+// scanned instead, which is slower, and then every object must have object
+// metadata. When the index function is MetaNamespaceIndexFunc the
+// namespace is looked up directly (ByIndex); any other function is given,
+// as generated listers expect, an ObjectMeta carrying only the namespace
+// (Index).
 func ListAllByNamespace(indexer Indexer, namespace string, selector labels.Selector, appendFn AppendFunc) error {
 	if selectsNothing(selector) {
 		return nil
 	}
 	if namespace == metav1.NamespaceAll {
 		return appendMatching(indexer.List(), selector, appendFn)
+	}
+	if indexesByMetaNamespace(indexer) {
+		if items, err := indexer.ByIndex(NamespaceIndex, namespace); err == nil {
+			return appendMatching(items, selector, appendFn)
+		}
 	}
 	items, err := indexer.Index(NamespaceIndex, &metav1.ObjectMeta{Namespace: namespace})
 	if err != nil {
@@ -48,6 +56,18 @@ func ListAllByNamespace(indexer Indexer, namespace string, selector labels.Selec
 		return scanNamespace(indexer.List(), namespace, selector, appendFn)
 	}
 	return appendMatching(items, selector, appendFn)
+}
+
+// metaNamespaceIndexFuncPC identifies MetaNamespaceIndexFunc among index
+// functions.
+var metaNamespaceIndexFuncPC = reflect.ValueOf(MetaNamespaceIndexFunc).Pointer()
+
+// indexesByMetaNamespace reports whether indexer's NamespaceIndex is
+// computed by MetaNamespaceIndexFunc, so that the index values are the
+// namespaces themselves.
+func indexesByMetaNamespace(indexer Indexer) bool {
+	fn := indexer.GetIndexers()[NamespaceIndex]
+	return fn != nil && reflect.ValueOf(fn).Pointer() == metaNamespaceIndexFuncPC
 }
 
 // selectsEverything reports whether selector selects every object without

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
 )
 
 // listerPod returns a pod with the given namespace, name and labels.
@@ -315,5 +316,116 @@ func TestGenericLister_ValuesThatAreNotRuntimeObjectsAreErrors(t *testing.T) {
 	}
 	if obj, err := lister.Get("good"); err != nil || obj == nil {
 		t.Errorf("Get(good) = %v, %v", obj, err)
+	}
+}
+
+// listerSpyIndexer records how ListAllByNamespace reads an indexer; with
+// failByIndex its ByIndex fails, as an Indexer whose GetIndexers and
+// ByIndex disagree might.
+type listerSpyIndexer struct {
+	Indexer
+	failByIndex bool
+	calls       []string
+}
+
+func (s *listerSpyIndexer) Index(indexName string, obj interface{}) ([]interface{}, error) {
+	m, err := listerMetaOf(obj)
+	if err != nil {
+		s.calls = append(s.calls, fmt.Sprintf("Index(%s, %T)", indexName, obj))
+	} else {
+		s.calls = append(s.calls, fmt.Sprintf("Index(%s, %T in %q)", indexName, obj, m.GetNamespace()))
+	}
+	return s.Indexer.Index(indexName, obj)
+}
+
+func (s *listerSpyIndexer) ByIndex(indexName, indexedValue string) ([]interface{}, error) {
+	s.calls = append(s.calls, fmt.Sprintf("ByIndex(%s, %q)", indexName, indexedValue))
+	if s.failByIndex {
+		return nil, errors.New("spy: ByIndex fails")
+	}
+	return s.Indexer.ByIndex(indexName, indexedValue)
+}
+
+func (s *listerSpyIndexer) List() []interface{} {
+	s.calls = append(s.calls, "List()")
+	return s.Indexer.List()
+}
+
+func TestListAllByNamespace_LooksUpTheNamespaceDirectlyOnlyForMetaNamespaceIndexFunc(t *testing.T) {
+	wrappedMetaNamespace := func(obj interface{}) ([]string, error) { return MetaNamespaceIndexFunc(obj) }
+	cases := map[string]struct {
+		indexers    Indexers
+		failByIndex bool
+		namespace   string
+		wantCalls   []string
+		wantWarning bool
+	}{
+		"MetaNamespaceIndexFunc: direct lookup": {
+			indexers:  Indexers{NamespaceIndex: MetaNamespaceIndexFunc},
+			namespace: "b",
+			wantCalls: []string{`ByIndex(namespace, "b")`},
+		},
+		"another function, even one calling it: probe": {
+			indexers:  Indexers{NamespaceIndex: wrappedMetaNamespace},
+			namespace: "b",
+			wantCalls: []string{`Index(namespace, *v1.ObjectMeta in "b")`},
+		},
+		"MetaNamespaceIndexFunc under another name: probe, fails, scan": {
+			indexers:    Indexers{"ns": MetaNamespaceIndexFunc},
+			namespace:   "b",
+			wantCalls:   []string{`Index(namespace, *v1.ObjectMeta in "b")`, "List()"},
+			wantWarning: true,
+		},
+		"no index: probe, fails, scan with a warning": {
+			indexers:    Indexers{},
+			namespace:   "b",
+			wantCalls:   []string{`Index(namespace, *v1.ObjectMeta in "b")`, "List()"},
+			wantWarning: true,
+		},
+		"direct lookup failing: probe": {
+			indexers:    Indexers{NamespaceIndex: MetaNamespaceIndexFunc},
+			failByIndex: true,
+			namespace:   "b",
+			wantCalls:   []string{`ByIndex(namespace, "b")`, `Index(namespace, *v1.ObjectMeta in "b")`},
+		},
+		"every namespace: list": {
+			indexers:  Indexers{NamespaceIndex: MetaNamespaceIndexFunc},
+			namespace: metav1.NamespaceAll,
+			wantCalls: []string{"List()"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			logger, logged := newCapturingLogger(t)
+			klog.SetLoggerWithOptions(logger, klog.ContextualLogger(true))
+			t.Cleanup(klog.ClearLogger)
+
+			spy := &listerSpyIndexer{Indexer: listerIndexer(t, tc.indexers, listerFixture()...), failByIndex: tc.failByIndex}
+			var got []interface{}
+			if err := ListAllByNamespace(spy, tc.namespace, labels.SelectorFromSet(labels.Set{"app": "web"}), listerCollect(&got)); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"b/web2"}
+			if tc.namespace == metav1.NamespaceAll {
+				want = []string{"a/web1", "b/web2", "global"}
+			}
+			if diff := cmp.Diff(want, listedKeys(got)); diff != "" {
+				t.Errorf("listed (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantCalls, spy.calls); diff != "" {
+				t.Errorf("indexer calls (-want +got):\n%s", diff)
+			}
+			var warnings []string
+			for _, entry := range logged() {
+				warnings = append(warnings, entry.Message+" namespace="+entry.Values["namespace"])
+			}
+			var wantWarnings []string
+			if tc.wantWarning {
+				wantWarnings = []string{"Warning: listing a namespace without the namespace index; scanning every object instead namespace=b"}
+			}
+			if diff := cmp.Diff(wantWarnings, warnings); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
