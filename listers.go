@@ -2,7 +2,6 @@ package cache
 
 import (
 	"fmt"
-	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -58,16 +57,11 @@ func ListAllByNamespace(indexer Indexer, namespace string, selector labels.Selec
 	return appendMatching(items, selector, appendFn)
 }
 
-// metaNamespaceIndexFuncPC identifies MetaNamespaceIndexFunc among index
-// functions.
-var metaNamespaceIndexFuncPC = reflect.ValueOf(MetaNamespaceIndexFunc).Pointer()
-
 // indexesByMetaNamespace reports whether indexer's NamespaceIndex is
 // computed by MetaNamespaceIndexFunc, so that the index values are the
 // namespaces themselves.
 func indexesByMetaNamespace(indexer Indexer) bool {
-	fn := indexer.GetIndexers()[NamespaceIndex]
-	return fn != nil && reflect.ValueOf(fn).Pointer() == metaNamespaceIndexFuncPC
+	return isMetaNamespaceIndexFunc(indexer.GetIndexers()[NamespaceIndex])
 }
 
 // selectsEverything reports whether selector selects every object without

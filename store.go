@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"reflect"
 )
 
 // Store is a keyed collection of objects. Objects returned by Get, GetByKey
@@ -178,6 +179,9 @@ func (c *cache) transform(key string, obj interface{}) (interface{}, error) {
 	if err != nil {
 		return nil, fmt.Errorf("transforming object %q: %w", key, err)
 	}
+	if v := reflect.ValueOf(out); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, fmt.Errorf("transforming object %q: the transform returned a nil %T", key, out)
+	}
 	return out, nil
 }
 
@@ -279,7 +283,7 @@ func (c *cache) GetByKey(key string) (item interface{}, exists bool, err error) 
 // object has no key or fails the transform, nothing changes. Index function
 // failures still store the objects and are returned.
 func (c *cache) Replace(list []interface{}, resourceVersion string) error {
-	items := make(map[string]interface{}, len(list))
+	items := make([]keyedObject, 0, len(list))
 	for _, obj := range list {
 		key, err := c.keyOf(obj)
 		if err != nil {
@@ -289,7 +293,7 @@ func (c *cache) Replace(list []interface{}, resourceVersion string) error {
 		if err != nil {
 			return fmt.Errorf("replacing store content: %w", err)
 		}
-		items[key] = obj
+		items = append(items, keyedObject{key: key, obj: obj})
 	}
 	return c.storage.replace(items, resourceVersion)
 }

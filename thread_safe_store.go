@@ -3,7 +3,6 @@ package cache
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -67,15 +66,19 @@ func WithThreadSafeStoreMetrics(identifier InformerNameAndResource, metricsProvi
 }
 
 // NewThreadSafeStore returns an empty store with the given index functions.
-// indices, if not nil, is taken over as the index storage and emptied.
+// indices, if not nil, is emptied: the store keeps its indexes in its own
+// layout (see doc.go) and never fills it.
 func NewThreadSafeStore(indexers Indexers, indices Indices, opts ...ThreadSafeStoreOption) ThreadSafeStore {
 	return newThreadSafeMap(indexers, indices, opts...)
 }
 
 func newThreadSafeMap(indexers Indexers, indices Indices, opts ...ThreadSafeStoreOption) *threadSafeMap {
+	for name := range indices {
+		delete(indices, name)
+	}
 	c := &threadSafeMap{
-		items:      map[string]interface{}{},
-		idx:        newIndexSet(indexers, indices),
+		tab:        newSlotTable(),
+		idx:        newIndexSet(newIndexFuncs(indexers)),
 		rvMetric:   noopMetric{},
 		trackingRV: featureEnabled(featureAtomicFIFO),
 	}
@@ -86,13 +89,14 @@ func newThreadSafeMap(indexers Indexers, indices Indices, opts ...ThreadSafeStor
 	return c
 }
 
-// threadSafeMap is the ThreadSafeStore: a map under a RWMutex plus an
-// indexSet. Index functions run before the lock is taken, so writers hold
-// it only to apply precomputed values, and readers wait less.
+// threadSafeMap is the ThreadSafeStore: a slotTable and an indexSet under a
+// RWMutex. Index functions run before the lock is taken, so writers hold
+// it only to apply precomputed values, and readers copy slot contents out
+// under the read lock without any map lookup per object.
 type threadSafeMap struct {
-	// mu guards items, idx and rv.
-	mu    sync.RWMutex
-	items map[string]interface{}
+	// mu guards tab, idx and rv.
+	mu  sync.RWMutex
+	tab slotTable
 	// idx is the secondary index; idx.funcs changes only in AddIndexers.
 	idx *indexSet
 	// rv is the newest resource version seen by a write or a bookmark.
@@ -109,10 +113,8 @@ type threadSafeMap struct {
 
 var _ ThreadSafeStoreWithTransaction = (*threadSafeMap)(nil)
 
-// valuesFor computes obj's index values for the current index functions.
-func (c *threadSafeMap) valuesFor(obj interface{}) indexValues {
-	return computeIndexValues(c.funcs.Load(), obj)
-}
+// valuesBuffer is room for the index values of one write on the stack.
+type valuesBuffer [4]fnValues
 
 // freshLocked recomputes vals if the index functions changed since they
 // were computed. The caller holds c.mu for writing.
@@ -120,28 +122,42 @@ func (c *threadSafeMap) freshLocked(vals indexValues, obj interface{}) indexValu
 	if vals.funcs == c.idx.funcs {
 		return vals
 	}
-	return computeIndexValues(c.idx.funcs, obj)
+	return computeIndexValues(c.idx.funcs, obj, nil)
 }
 
-// putLocked stores obj under key and re-files it in every index. The
-// caller holds c.mu for writing. It returns the index failures.
+// putLocked stores obj under key and re-files it where its index values
+// changed. The caller holds c.mu for writing. It returns the index
+// failures.
 func (c *threadSafeMap) putLocked(key string, obj interface{}, vals indexValues) error {
 	vals = c.freshLocked(vals, obj)
-	old := c.items[key]
-	c.items[key] = obj
-	c.idx.move(key, old, vals)
+	if id, ok := c.tab.lookup(key); ok {
+		c.tab.slots[id].obj = obj
+		c.idx.refile(id, &vals)
+	} else {
+		c.idx.file(c.tab.insert(key, obj), &vals)
+	}
 	return vals.err(key)
 }
 
-// deleteLocked removes key from the map and every index. The caller holds
-// c.mu for writing.
+// deleteLocked removes key from the table and every index. The caller
+// holds c.mu for writing.
 func (c *threadSafeMap) deleteLocked(key string) {
-	old, ok := c.items[key]
+	id, ok := c.tab.lookup(key)
 	if !ok {
 		return
 	}
-	c.idx.move(key, old, indexValues{funcs: c.idx.funcs})
-	delete(c.items, key)
+	c.idx.unfile(id)
+	c.tab.remove(id)
+	if c.tab.compactable() {
+		c.compactLocked()
+	}
+}
+
+// compactLocked packs the slot table and renumbers the indexes. The caller
+// holds c.mu for writing.
+func (c *threadSafeMap) compactLocked() {
+	moved, slots := c.tab.compact()
+	c.idx.renumber(moved, slots)
 }
 
 // noteRVLocked records rv as the newest seen. The caller holds c.mu for
@@ -153,7 +169,8 @@ func (c *threadSafeMap) noteRVLocked(rv string) {
 
 // put is Add/Update with the index failures returned instead of logged.
 func (c *threadSafeMap) put(key string, obj interface{}) error {
-	vals := c.valuesFor(obj)
+	var buf valuesBuffer
+	vals := computeIndexValues(c.funcs.Load(), obj, buf[:])
 	rv, hasRV := resourceVersionOf(obj)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -200,8 +217,8 @@ func (c *threadSafeMap) DeleteWithObject(key string, obj interface{}) {
 // Get returns the object stored under key.
 func (c *threadSafeMap) Get(key string) (item interface{}, exists bool) {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	item, exists = c.items[key]
+	item, exists = c.tab.get(key)
+	c.mu.RUnlock()
 	return item, exists
 }
 
@@ -209,58 +226,26 @@ func (c *threadSafeMap) Get(key string) (item interface{}, exists bool) {
 func (c *threadSafeMap) List() []interface{} {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	out := make([]interface{}, 0, len(c.items))
-	for _, item := range c.items {
-		out = append(out, item)
-	}
-	return out
+	return c.tab.objects(make([]interface{}, 0, c.tab.len()))
 }
 
 // ListKeys returns every key.
 func (c *threadSafeMap) ListKeys() []string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	out := make([]string, 0, len(c.items))
-	for key := range c.items {
-		out = append(out, key)
-	}
-	return out
+	return c.tab.keys(make([]string, 0, c.tab.len()))
 }
 
-// Replace swaps the content for items (which the store takes over) and
-// records resourceVersion. Index failures are logged per key.
+// Replace swaps the content for items and records resourceVersion. Index
+// failures are logged per key.
 func (c *threadSafeMap) Replace(items map[string]interface{}, resourceVersion string) {
-	if err := c.replace(items, resourceVersion); err != nil {
+	list := make([]keyedObject, 0, len(items))
+	for key, obj := range items {
+		list = append(list, keyedObject{key: key, obj: obj})
+	}
+	if err := c.replace(list, resourceVersion); err != nil {
 		logIndexFailure(err)
 	}
-}
-
-// replace is Replace with the index failures returned.
-func (c *threadSafeMap) replace(items map[string]interface{}, resourceVersion string) error {
-	if items == nil {
-		items = map[string]interface{}{}
-	}
-	funcs := c.funcs.Load()
-	vals := make(map[string]indexValues, len(items))
-	if len(funcs.fns) > 0 {
-		for key, obj := range items {
-			vals[key] = computeIndexValues(funcs, obj)
-		}
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.items = items
-	c.idx.reset()
-	var errs []error
-	for key, obj := range items {
-		v := c.freshLocked(vals[key], obj)
-		c.idx.move(key, nil, v)
-		if err := v.err(key); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	c.noteRVLocked(resourceVersion)
-	return errors.Join(errs...)
 }
 
 // Transaction applies txns in order under one lock; the resource version
@@ -275,10 +260,15 @@ func (c *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction) error {
 	if len(txns) == 0 {
 		return nil
 	}
+	funcs := c.funcs.Load()
+	width := len(funcs.fns)
+	flat := make([]fnValues, len(txns)*width)
 	vals := make([]indexValues, len(txns))
 	for i, txn := range txns {
 		if txn.Type != TransactionTypeDelete {
-			vals[i] = c.valuesFor(txn.Object)
+			vals[i] = computeIndexValues(funcs, txn.Object, flat[i*width:i*width:(i+1)*width])
+		} else {
+			vals[i] = indexValues{funcs: funcs}
 		}
 	}
 	rv, hasRV := resourceVersionOf(txns[len(txns)-1].Object)
@@ -303,62 +293,80 @@ func (c *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction) error {
 	return errors.Join(errs...)
 }
 
-// Index returns the objects sharing any of obj's values in the named index.
+// Index returns the objects sharing any of obj's values in the named index,
+// each once.
 func (c *threadSafeMap) Index(indexName string, obj interface{}) ([]interface{}, error) {
-	fn := c.funcs.Load().byName[indexName]
-	if fn == nil {
+	funcs := c.funcs.Load()
+	i := funcs.index(indexName)
+	if i < 0 {
 		return nil, fmt.Errorf("index %q does not exist", indexName)
 	}
-	vals, err := callIndexFunc(fn, obj)
-	if err != nil {
-		return nil, fmt.Errorf("computing index %q: %w", indexName, err)
+	v := runIndexFunc(funcs, i, funcs.fns[i], obj)
+	if v.err != nil {
+		return nil, fmt.Errorf("computing index %q: %w", indexName, v.err)
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if len(vals) == 1 {
-		set := c.idx.indices[indexName][vals[0]]
-		out := make([]interface{}, 0, len(set))
-		for key := range set {
-			out = append(out, c.items[key])
-		}
-		return out, nil
+	col := c.idx.column(indexName)
+	if v.count == 1 {
+		return c.objectsLocked(col.bucketOf(v.one)), nil
 	}
-	keys := c.idx.keysForValues(indexName, vals)
-	out := make([]interface{}, 0, len(keys))
-	for _, key := range keys {
-		out = append(out, c.items[key])
+	seen := make(map[int32]struct{})
+	out := []interface{}{}
+	for j := 0; j < v.count; j++ {
+		bk := col.bucketOf(v.at(j))
+		if bk == nil {
+			continue
+		}
+		for _, id := range bk.members {
+			if _, dup := seen[id]; !dup {
+				seen[id] = struct{}{}
+				out = append(out, c.tab.slots[id].obj)
+			}
+		}
 	}
 	return out, nil
+}
+
+// objectsLocked returns the objects of bk's members (none for a nil
+// bucket). The caller holds c.mu for reading.
+func (c *threadSafeMap) objectsLocked(bk *bucket) []interface{} {
+	if bk == nil {
+		return []interface{}{}
+	}
+	out := make([]interface{}, len(bk.members))
+	for i, id := range bk.members {
+		out[i] = c.tab.slots[id].obj
+	}
+	return out
 }
 
 // ByIndex returns the objects filed under indexedValue in the named index.
 func (c *threadSafeMap) ByIndex(indexName, indexedValue string) ([]interface{}, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	set, err := c.idx.keysForValue(indexName, indexedValue)
-	if err != nil {
-		return nil, err
+	col := c.idx.column(indexName)
+	if col == nil {
+		return nil, fmt.Errorf("index %q does not exist", indexName)
 	}
-	out := make([]interface{}, 0, len(set))
-	for key := range set {
-		out = append(out, c.items[key])
-	}
-	return out, nil
+	return c.objectsLocked(col.bucketOf(indexedValue)), nil
 }
 
 // IndexKeys returns the keys filed under indexedValue in the named index,
-// sorted, as the reference returns them.
+// sorted, as the reference returns them. The sorted list is cached per
+// value until its membership changes.
 func (c *threadSafeMap) IndexKeys(indexName, indexedValue string) ([]string, error) {
 	c.mu.RLock()
-	set, err := c.idx.keysForValue(indexName, indexedValue)
-	if err != nil {
-		c.mu.RUnlock()
-		return nil, err
+	defer c.mu.RUnlock()
+	col := c.idx.column(indexName)
+	if col == nil {
+		return nil, fmt.Errorf("index %q does not exist", indexName)
 	}
-	keys := set.list()
-	c.mu.RUnlock()
-	slices.Sort(keys)
-	return keys, nil
+	bk := col.bucketOf(indexedValue)
+	if bk == nil {
+		return []string{}, nil
+	}
+	return bk.sortedKeys(&c.tab), nil
 }
 
 // ListIndexFuncValues returns every value of the named index; an unknown
@@ -366,7 +374,11 @@ func (c *threadSafeMap) IndexKeys(indexName, indexedValue string) ([]string, err
 func (c *threadSafeMap) ListIndexFuncValues(indexName string) []string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.idx.valuesOf(indexName)
+	col := c.idx.column(indexName)
+	if col == nil {
+		return []string{}
+	}
+	return col.values()
 }
 
 // GetIndexers returns the index functions. The map is read-only: it is
@@ -386,20 +398,36 @@ func (c *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 		return err
 	}
 	added := newIndexFuncs(newIndexers)
-	filed := make(map[string]indexValues, len(c.items))
-	for key, obj := range c.items {
-		vals := computeIndexValues(added, obj)
-		if err := vals.err(key); err != nil {
+	filed := make([]indexValues, len(c.tab.slots))
+	for id := range c.tab.slots {
+		s := &c.tab.slots[id]
+		if s.isVacant() {
+			continue
+		}
+		vals := computeIndexValues(added, s.obj, nil)
+		if err := vals.err(s.key); err != nil {
 			return fmt.Errorf("adding indexers: %w", err)
 		}
-		filed[key] = vals
+		filed[id] = vals
 	}
-	for key, vals := range filed {
-		for i, name := range added.names {
-			c.idx.fileAll(name, key, vals.at(i))
+	cols := make([]*indexColumn, len(funcs.names))
+	for i, name := range funcs.names {
+		if col := c.idx.column(name); col != nil {
+			cols[i] = col
+			continue
 		}
+		col := newIndexColumn()
+		j := added.index(name)
+		for id := range c.tab.slots {
+			if c.tab.slots[id].isVacant() {
+				continue
+			}
+			col.reserve(int32(id))
+			col.file(int32(id), filed[id].of(j))
+		}
+		cols[i] = col
 	}
-	c.idx.funcs = funcs
+	c.idx = &indexSet{funcs: funcs, cols: cols}
 	c.funcs.Store(funcs)
 	return nil
 }
@@ -427,8 +455,14 @@ func (c *threadSafeMap) Resync() error {
 	return nil
 }
 
-// resourceVersionOf returns obj's resource version, if it has metadata.
-func resourceVersionOf(obj interface{}) (string, bool) {
+// resourceVersionOf returns obj's resource version, if it has metadata. A
+// typed nil object has none (its accessor would panic).
+func resourceVersionOf(obj interface{}) (rv string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			rv, ok = "", false
+		}
+	}()
 	accessor, err := meta.Accessor(obj)
 	if err != nil {
 		return "", false

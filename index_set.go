@@ -1,0 +1,324 @@
+package cache
+
+import (
+	"slices"
+	"sync/atomic"
+)
+
+// indexSet is the lock-free core of a store's secondary indexes: one
+// indexColumn per index function, filing slot numbers of a slotTable. It
+// does no locking: the owning store holds its lock for reading around
+// lookups and for writing around changes (methods that change it say so).
+//
+// Invariant: for every function of funcs, slot id is filed under value v
+// of that function's index exactly when the function returned v (once,
+// however often it returned it) for the object in the slot when it was
+// stored. An object whose function failed is absent from that one index.
+type indexSet struct {
+	funcs *indexFuncs
+	// cols is aligned with funcs.names.
+	cols []*indexColumn
+}
+
+func newIndexSet(funcs *indexFuncs) *indexSet {
+	s := &indexSet{funcs: funcs}
+	for range funcs.names {
+		s.cols = append(s.cols, newIndexColumn())
+	}
+	return s
+}
+
+// column returns the named index, or nil if there is none.
+func (s *indexSet) column(name string) *indexColumn {
+	if i := s.funcs.index(name); i >= 0 {
+		return s.cols[i]
+	}
+	return nil
+}
+
+// file files a slot that is not filed anywhere yet under vals, which were
+// computed with s.funcs. Needs the write lock.
+func (s *indexSet) file(id int32, vals *indexValues) {
+	for i, col := range s.cols {
+		col.reserve(id)
+		col.file(id, vals.of(i))
+	}
+}
+
+// refile moves slot id from the values it is filed under to vals, touching
+// only the indexes whose values changed. Needs the write lock.
+func (s *indexSet) refile(id int32, vals *indexValues) {
+	for i, col := range s.cols {
+		v := vals.of(i)
+		if col.filedAs(id, v) {
+			continue
+		}
+		col.unfile(id)
+		col.file(id, v)
+	}
+}
+
+// unfile removes slot id from every index. Needs the write lock.
+func (s *indexSet) unfile(id int32) {
+	for _, col := range s.cols {
+		col.unfile(id)
+	}
+}
+
+// renumber applies a compaction of the slot table: slot old is now
+// moved[old] (negative for slots that were vacant). Needs the write lock.
+func (s *indexSet) renumber(moved []int32, slots int) {
+	for _, col := range s.cols {
+		col.renumber(moved, slots)
+	}
+}
+
+// indexColumn is one index: buckets of slot numbers by value, and for
+// every slot where it is filed, so that removing a slot or comparing its
+// old values with new ones never calls the index function again.
+type indexColumn struct {
+	byValue map[string]int32
+	// buckets is indexed by bucket number; nil entries are free numbers,
+	// listed in freeBuckets.
+	buckets     []*bucket
+	freeBuckets []int32
+	// first is, by slot number, where the slot's first value is filed.
+	first []link
+	// more holds the further filings of slots with several values.
+	more map[int32][]link
+}
+
+// link says where a slot is filed: in which bucket, at which position.
+type link struct{ bucket, pos int32 }
+
+// unfiled is the bucket of a link that files nothing.
+const unfiled int32 = -1
+
+// bucket is the slots filed under one value, in no particular order.
+type bucket struct {
+	value   string
+	members []int32
+	// sorted caches the members' keys, sorted, for IndexKeys. Readers
+	// fill it under the store's read lock; writers clear it when
+	// membership changes.
+	sorted atomic.Pointer[[]string]
+}
+
+func newIndexColumn() *indexColumn {
+	return &indexColumn{byValue: map[string]int32{}}
+}
+
+// reserve makes room for slot id in first.
+func (c *indexColumn) reserve(id int32) {
+	for int(id) >= len(c.first) {
+		c.first = append(c.first, link{bucket: unfiled})
+	}
+}
+
+// filedAs reports whether slot id is filed under exactly the values of v:
+// the cheap test that lets most updates skip index maintenance.
+func (c *indexColumn) filedAs(id int32, v *fnValues) bool {
+	f := c.first[id]
+	if f.bucket == unfiled {
+		return v.count == 0
+	}
+	if v.count == 0 || c.buckets[f.bucket].value != v.at(0) {
+		return false
+	}
+	more := c.more[id]
+	if v.count == 1 {
+		return more == nil
+	}
+	if v.count != len(more)+1 {
+		return false
+	}
+	for i, l := range more {
+		if c.buckets[l.bucket].value != v.at(i+1) {
+			return false
+		}
+	}
+	return true
+}
+
+// file files slot id, which is filed nowhere in this index, under every
+// value of v, each once.
+func (c *indexColumn) file(id int32, v *fnValues) {
+	for i := 0; i < v.count; i++ {
+		value := v.at(i)
+		if i > 0 && repeats(v, i) {
+			continue
+		}
+		l := c.link(id, value)
+		if i == 0 {
+			c.first[id] = l
+			continue
+		}
+		if c.more == nil {
+			c.more = map[int32][]link{}
+		}
+		c.more[id] = append(c.more[id], l)
+	}
+}
+
+// repeats reports whether the i-th value of v also comes earlier.
+func repeats(v *fnValues, i int) bool {
+	return slices.Contains(v.many[:i], v.many[i])
+}
+
+// link appends slot id to the bucket of value, creating the bucket if
+// needed, and returns where it went.
+func (c *indexColumn) link(id int32, value string) link {
+	b, ok := c.byValue[value]
+	if !ok {
+		b = c.newBucket(value)
+	}
+	bk := c.buckets[b]
+	bk.members = append(bk.members, id)
+	bk.forgetSorted()
+	return link{bucket: b, pos: int32(len(bk.members) - 1)}
+}
+
+func (c *indexColumn) newBucket(value string) int32 {
+	bk := &bucket{value: value}
+	var b int32
+	if n := len(c.freeBuckets); n > 0 {
+		b = c.freeBuckets[n-1]
+		c.freeBuckets = c.freeBuckets[:n-1]
+		c.buckets[b] = bk
+	} else {
+		b = int32(len(c.buckets))
+		c.buckets = append(c.buckets, bk)
+	}
+	c.byValue[value] = b
+	return b
+}
+
+// unfile removes slot id from every bucket of this index.
+func (c *indexColumn) unfile(id int32) {
+	if int(id) >= len(c.first) {
+		return
+	}
+	if f := c.first[id]; f.bucket != unfiled {
+		c.unlink(f)
+		c.first[id] = link{bucket: unfiled}
+	}
+	if more, ok := c.more[id]; ok {
+		for _, l := range more {
+			c.unlink(l)
+		}
+		delete(c.more, id)
+	}
+}
+
+// unlink takes the member at l out of its bucket, moving the bucket's last
+// member into the hole, and drops the bucket when it empties.
+func (c *indexColumn) unlink(l link) {
+	bk := c.buckets[l.bucket]
+	last := int32(len(bk.members) - 1)
+	if l.pos != last {
+		moved := bk.members[last]
+		bk.members[l.pos] = moved
+		c.setPos(moved, l.bucket, l.pos)
+	}
+	bk.members = bk.members[:last]
+	bk.forgetSorted()
+	switch {
+	case last == 0:
+		c.dropBucket(l.bucket)
+	case cap(bk.members) > 64 && len(bk.members) < cap(bk.members)/4:
+		bk.members = slices.Clip(slices.Clone(bk.members))
+	}
+}
+
+// setPos records that slot id now sits at pos in bucket b.
+func (c *indexColumn) setPos(id, b, pos int32) {
+	if c.first[id].bucket == b {
+		c.first[id].pos = pos
+		return
+	}
+	more := c.more[id]
+	for i := range more {
+		if more[i].bucket == b {
+			more[i].pos = pos
+			return
+		}
+	}
+}
+
+func (c *indexColumn) dropBucket(b int32) {
+	delete(c.byValue, c.buckets[b].value)
+	c.buckets[b] = nil
+	c.freeBuckets = append(c.freeBuckets, b)
+}
+
+// bucketOf returns the bucket of value, or nil.
+func (c *indexColumn) bucketOf(value string) *bucket {
+	if b, ok := c.byValue[value]; ok {
+		return c.buckets[b]
+	}
+	return nil
+}
+
+// values lists every value the index holds.
+func (c *indexColumn) values() []string {
+	out := make([]string, 0, len(c.byValue))
+	for v := range c.byValue {
+		out = append(out, v)
+	}
+	return out
+}
+
+// renumber rewrites every slot number after a compaction: slot old is now
+// moved[old]; the table has slots slots.
+func (c *indexColumn) renumber(moved []int32, slots int) {
+	first := make([]link, slots)
+	for i := range first {
+		first[i] = link{bucket: unfiled}
+	}
+	for old, l := range c.first {
+		if n := moved[old]; n >= 0 {
+			first[n] = l
+		}
+	}
+	c.first = first
+	if c.more != nil {
+		more := make(map[int32][]link, len(c.more))
+		for old, ls := range c.more {
+			more[moved[old]] = ls
+		}
+		c.more = more
+	}
+	for _, bk := range c.buckets {
+		if bk == nil {
+			continue
+		}
+		for i, old := range bk.members {
+			bk.members[i] = moved[old]
+		}
+	}
+}
+
+// forgetSorted drops the cached sorted keys after a membership change.
+// Needs the write lock.
+func (bk *bucket) forgetSorted() {
+	if bk.sorted.Load() != nil {
+		bk.sorted.Store(nil)
+	}
+}
+
+// sortedKeys returns the keys of the bucket's members, sorted, in a new
+// slice. The sorted list is cached until membership changes. Needs the
+// read lock.
+func (bk *bucket) sortedKeys(tab *slotTable) []string {
+	cached := bk.sorted.Load()
+	if cached == nil {
+		keys := make([]string, len(bk.members))
+		for i, id := range bk.members {
+			keys[i] = tab.slots[id].key
+		}
+		slices.Sort(keys)
+		bk.sorted.Store(&keys)
+		cached = &keys
+	}
+	return slices.Clone(*cached)
+}

@@ -1,0 +1,126 @@
+package cache
+
+import (
+	"errors"
+	"math/bits"
+)
+
+// keyedObject is one object of a replacement with its key.
+type keyedObject struct {
+	key string
+	obj interface{}
+}
+
+// replace makes items (later duplicates of a key win) the whole content of
+// the store and records resourceVersion, returning the index failures.
+//
+// It diffs instead of rebuilding: an item whose stored object is the very
+// same value is left alone (its index values cannot have changed, and a
+// relist that reuses cached objects makes this the common case), other
+// items are stored as updates or inserts, and stored keys missing from
+// items are deleted. Index functions run outside the lock, and only for
+// the items that changed.
+func (c *threadSafeMap) replace(items []keyedObject, resourceVersion string) error {
+	funcs := c.funcs.Load()
+	same := c.unchangedItems(items)
+	vals := computeChangedValues(funcs, items, same)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := newBitset(len(c.tab.slots) + len(items))
+	var errs []error
+	changed := 0
+	for i, it := range items {
+		id, ok := c.tab.lookup(it.key)
+		if ok && same.has(i) && sameObject(c.tab.slots[id].obj, it.obj) {
+			kept.set(int(id))
+			continue
+		}
+		var v indexValues
+		if !same.has(i) {
+			v = vals[changed]
+			changed++
+		}
+		if err := c.putLocked(it.key, it.obj, v); err != nil {
+			errs = append(errs, err)
+		}
+		id, _ = c.tab.lookup(it.key)
+		kept.set(int(id))
+	}
+	c.dropUnkeptLocked(kept)
+	c.noteRVLocked(resourceVersion)
+	return errors.Join(errs...)
+}
+
+// unchangedItems marks the items whose key already holds the very same
+// object, under the read lock.
+func (c *threadSafeMap) unchangedItems(items []keyedObject) bitset {
+	same := newBitset(len(items))
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for i, it := range items {
+		if cur, ok := c.tab.get(it.key); ok && sameObject(cur, it.obj) {
+			same.set(i)
+		}
+	}
+	return same
+}
+
+// computeChangedValues computes the index values of the items not marked
+// same, in order, in one flat allocation.
+func computeChangedValues(funcs *indexFuncs, items []keyedObject, same bitset) []indexValues {
+	n := len(items) - same.count()
+	width := len(funcs.fns)
+	flat := make([]fnValues, n*width)
+	vals := make([]indexValues, 0, n)
+	for i, it := range items {
+		if same.has(i) {
+			continue
+		}
+		k := len(vals)
+		vals = append(vals, computeIndexValues(funcs, it.obj, flat[k*width:k*width:(k+1)*width]))
+	}
+	return vals
+}
+
+// dropUnkeptLocked deletes every stored object whose slot is not in kept.
+// The caller holds c.mu for writing.
+func (c *threadSafeMap) dropUnkeptLocked(kept bitset) {
+	for id := range c.tab.slots {
+		s := &c.tab.slots[id]
+		if s.isVacant() || kept.has(id) {
+			continue
+		}
+		c.idx.unfile(int32(id))
+		c.tab.remove(int32(id))
+	}
+	if c.tab.compactable() {
+		c.compactLocked()
+	}
+}
+
+// sameObject reports whether a and b are the same value: for pointers, the
+// same object. Values that cannot be compared are never the same.
+func sameObject(a, b interface{}) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
+}
+
+// bitset is a fixed-size set of small non-negative integers.
+type bitset []uint64
+
+func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
+
+func (b bitset) set(i int)      { b[i/64] |= 1 << (i % 64) }
+func (b bitset) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
+
+func (b bitset) count() int {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
