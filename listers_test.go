@@ -55,7 +55,7 @@ func listerCollect(out *[]interface{}) AppendFunc {
 }
 
 // listerSelector parses a label selector or fails the test.
-func listerSelector(t *testing.T, s string) labels.Selector {
+func listerSelector(t testing.TB, s string) labels.Selector {
 	t.Helper()
 	sel, err := labels.Parse(s)
 	if err != nil {
