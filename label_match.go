@@ -25,12 +25,14 @@ var apimachinerySelectorType = reflect.TypeOf(labels.NewSelector())
 // through the selector and each of its requirements.
 //
 // Invariant: when compiled is false, selector is not nil and decides alone;
-// otherwise reqs[:n] decide, and an object matches when it meets them all.
+// otherwise reqs[:n] decide, and an object matches when it meets them all,
+// and matchesNoLabels is their answer for an empty label set.
 type labelMatcher struct {
-	selector labels.Selector
-	compiled bool
-	n        int
-	reqs     [maxCompiledRequirements]labelCheck
+	selector        labels.Selector
+	compiled        bool
+	matchesNoLabels bool
+	n               int
+	reqs            [maxCompiledRequirements]labelCheck
 }
 
 // labelCheck is one requirement of a compiled selector.
@@ -76,6 +78,7 @@ func newLabelMatcher(selector labels.Selector) labelMatcher {
 		m.reqs[i] = compileRequirement(selector, reqs, i)
 	}
 	m.n, m.compiled = len(reqs), true
+	m.matchesNoLabels = m.matches(nil)
 	return m
 }
 
@@ -124,6 +127,15 @@ func (m *labelMatcher) matches(lbls map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// matchesSized is matches for a label set known to hold size labels: an
+// empty one is answered without reading it.
+func (m *labelMatcher) matchesSized(lbls map[string]string, size int) bool {
+	if size == 0 && m.compiled {
+		return m.matchesNoLabels
+	}
+	return m.matches(lbls)
 }
 
 // matches reports whether lbls meets the check.

@@ -129,6 +129,9 @@ func checkLabelMatcher(t *testing.T, selector labels.Selector, want labelMatchWa
 		if ref := selector.Matches(labels.Set(set)); got != ref {
 			t.Errorf("on %s: matcher says %v, selector %v", name, got, ref)
 		}
+		if sized := m.matchesSized(set, len(set)); sized != got {
+			t.Errorf("on %s: matchesSized says %v, matches %v", name, sized, got)
+		}
 		if got {
 			selects = append(selects, name)
 		}
@@ -308,8 +311,12 @@ func FuzzLabelMatch_AgreesWithSelector(f *testing.F) {
 		}
 		set := parseFuzzLabels(labelText)
 		m := newLabelMatcher(selector)
-		if got, want := m.matches(set), selector.Matches(labels.Set(set)); got != want {
+		want := selector.Matches(labels.Set(set))
+		if got := m.matches(set); got != want {
 			t.Fatalf("selector %q on %v: matcher says %v, selector %v", selector, set, got, want)
+		}
+		if got := m.matchesSized(set, len(set)); got != want {
+			t.Fatalf("selector %q on %v: matchesSized says %v, selector %v", selector, set, got, want)
 		}
 	})
 }

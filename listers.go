@@ -86,16 +86,62 @@ func appendMatching(items []interface{}, selector labels.Selector, appendFn Appe
 		return nil
 	}
 	matcher := newLabelMatcher(selector)
-	for _, obj := range items {
-		lbls, err := objectLabels(obj)
+	var block labelBlock
+	for len(items) > 0 {
+		objs := items[:min(len(items), labelBlockSize)]
+		items = items[len(objs):]
+		read, err := block.load(objs)
+		block.appendMatching(objs[:read], &matcher, appendFn)
 		if err != nil {
 			return fmt.Errorf("list by label: %w", err)
 		}
-		if matcher.matches(lbls) {
+	}
+	return nil
+}
+
+// labelBlockSize is how many objects a labelBlock holds.
+const labelBlockSize = 32
+
+// labelBlock holds the labels of a few consecutive objects of a listing.
+// Listing reads the labels of a whole block before testing any of them:
+// in a cache whose objects were replaced over time, every object, label
+// map and map header is a likely cache miss, and loads that do not depend
+// on each other let the processor wait for a block's misses together
+// instead of one after the other (twice as fast on 100k churned pods,
+// see BenchmarkListAll/shuffled; no slower when objects sit in memory in
+// listing order).
+type labelBlock struct {
+	sets  [labelBlockSize]map[string]string
+	sizes [labelBlockSize]int
+}
+
+// load reads the labels of objs, at most labelBlockSize of them, in two
+// passes: the objects, then the label maps' headers. It stops at the first
+// object without metadata, returning how many it read and the error.
+func (b *labelBlock) load(objs []interface{}) (int, error) {
+	read := len(objs)
+	var err error
+	for i, obj := range objs {
+		b.sets[i], err = objectLabels(obj)
+		if err != nil {
+			read = i
+			break
+		}
+	}
+	for i := range read {
+		b.sizes[i] = len(b.sets[i])
+	}
+	return read, err
+}
+
+// appendMatching passes to appendFn the objects of objs, whose labels the
+// block holds, that matcher selects.
+func (b *labelBlock) appendMatching(objs []interface{}, matcher *labelMatcher, appendFn AppendFunc) {
+	for i, obj := range objs {
+		if matcher.matchesSized(b.sets[i], b.sizes[i]) {
 			appendFn(obj)
 		}
 	}
-	return nil
 }
 
 // scanNamespace passes the objects of items that are in namespace and whose

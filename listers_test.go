@@ -429,3 +429,71 @@ func TestListAllByNamespace_LooksUpTheNamespaceDirectlyOnlyForMetaNamespaceIndex
 		})
 	}
 }
+
+// keysInOrder renders listed pods as their store keys, in listing order.
+func keysInOrder(objs []interface{}) []string {
+	var out []string
+	for _, obj := range objs {
+		key, err := MetaNamespaceKeyFunc(obj)
+		if err != nil {
+			key = fmt.Sprintf("%v", obj)
+		}
+		out = append(out, key)
+	}
+	return out
+}
+
+// listOneByOne is the plain definition appendMatching must agree with:
+// objects in order, stopping at the first one without metadata.
+func listOneByOne(items []interface{}, selector labels.Selector) ([]interface{}, bool) {
+	var out []interface{}
+	for _, obj := range items {
+		m, err := listerMetaOf(obj)
+		if err != nil {
+			return out, true
+		}
+		if selector.Matches(labels.Set(m.GetLabels())) {
+			out = append(out, obj)
+		}
+	}
+	return out, false
+}
+
+func TestAppendMatching_AgreesWithListingOneByOne(t *testing.T) {
+	// labelCycle gives pod i its labels: several pods have none, so that
+	// selectors matching an empty label set are exercised.
+	labelCycle := []map[string]string{
+		{"app": "web"}, nil, {"app": "db", "tier": "front"}, {}, {"tier": "back"}, {"app": ""},
+	}
+	selectors := []string{"app=web", "!app", "app!=db", "tier", "app in (web,db),!tier", "app notin (web)"}
+	sizes := []int{0, 1, labelBlockSize - 1, labelBlockSize, labelBlockSize + 1, 3*labelBlockSize + 5}
+	for _, size := range sizes {
+		for _, badAt := range []int{-1, 0, size / 2, size - 1, labelBlockSize, labelBlockSize + 1} {
+			if badAt >= size {
+				continue
+			}
+			items := make([]interface{}, size)
+			for i := range items {
+				items[i] = listerPod("a", fmt.Sprintf("p%03d", i), labelCycle[i%len(labelCycle)])
+			}
+			if badAt >= 0 {
+				items[badAt] = fmt.Sprintf("no metadata at %d", badAt)
+			}
+			for _, text := range selectors {
+				name := fmt.Sprintf("%d objects/bad at %d/%s", size, badAt, text)
+				t.Run(name, func(t *testing.T) {
+					selector := listerSelector(t, text)
+					want, wantErr := listOneByOne(items, selector)
+					var got []interface{}
+					err := appendMatching(items, selector, listerCollect(&got))
+					if (err != nil) != wantErr {
+						t.Fatalf("error = %v, want error: %v", err, wantErr)
+					}
+					if diff := cmp.Diff(keysInOrder(want), keysInOrder(got)); diff != "" {
+						t.Errorf("listed (-want +got):\n%s", diff)
+					}
+				})
+			}
+		}
+	}
+}
