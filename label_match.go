@@ -74,11 +74,12 @@ func newLabelMatcher(selector labels.Selector) labelMatcher {
 	if !selectable || len(reqs) > maxCompiledRequirements {
 		return m
 	}
+	m.matchesNoLabels = true
 	for i := range reqs {
 		m.reqs[i] = compileRequirement(selector, reqs, i)
+		m.matchesNoLabels = m.matchesNoLabels && m.reqs[i].matchesNoLabels()
 	}
 	m.n, m.compiled = len(reqs), true
-	m.matchesNoLabels = m.matches(nil)
 	return m
 }
 
@@ -115,43 +116,49 @@ func keyRepeatsBefore(reqs labels.Requirements, i int) bool {
 	return false
 }
 
-// matches reports whether the label set lbls (nil: no labels) satisfies
-// the selector.
-func (m *labelMatcher) matches(lbls map[string]string) bool {
+// matches reports whether the label set lbls, which holds size labels,
+// satisfies the selector. It is the one call per object of a listing, so
+// the checks are evaluated here rather than through a method per check.
+func (m *labelMatcher) matches(lbls map[string]string, size int) bool {
 	if !m.compiled {
 		return m.selector.Matches(labels.Set(lbls))
 	}
+	if size == 0 {
+		return m.matchesNoLabels
+	}
 	for i := range m.n {
-		if !m.reqs[i].matches(lbls) {
-			return false
+		c := &m.reqs[i]
+		switch c.kind {
+		case checkEquals:
+			if value, ok := lbls[c.key]; !ok || value != c.value {
+				return false
+			}
+		case checkExists:
+			if _, ok := lbls[c.key]; !ok {
+				return false
+			}
+		case checkAbsent:
+			if _, ok := lbls[c.key]; ok {
+				return false
+			}
+		default:
+			if !c.req.Matches(labels.Set(lbls)) {
+				return false
+			}
 		}
 	}
 	return true
 }
 
-// matchesSized is matches for a label set known to hold size labels: an
-// empty one is answered without reading it.
-func (m *labelMatcher) matchesSized(lbls map[string]string, size int) bool {
-	if size == 0 && m.compiled {
-		return m.matchesNoLabels
-	}
-	return m.matches(lbls)
-}
-
-// matches reports whether lbls meets the check.
-func (c *labelCheck) matches(lbls map[string]string) bool {
+// matchesNoLabels reports whether an empty label set meets the check.
+func (c *labelCheck) matchesNoLabels() bool {
 	switch c.kind {
-	case checkEquals:
-		value, ok := lbls[c.key]
-		return ok && value == c.value
-	case checkExists:
-		_, ok := lbls[c.key]
-		return ok
+	case checkEquals, checkExists:
+		return false
 	case checkAbsent:
-		_, ok := lbls[c.key]
-		return !ok
+		return true
 	default:
-		return c.req.Matches(labels.Set(lbls))
+		return c.req.Matches(labels.Set(nil))
 	}
 }
 

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -123,14 +124,14 @@ func checkLabelMatcher(t *testing.T, selector labels.Selector, want labelMatchWa
 	if diff := cmp.Diff(want.kinds, compiledKinds(&m)); diff != "" {
 		t.Errorf("compiled checks (-want +got):\n%s", diff)
 	}
+	if m.compiled && m.matchesNoLabels != selector.Matches(labels.Set(nil)) {
+		t.Errorf("matchesNoLabels is %v, the selector says %v", m.matchesNoLabels, !m.matchesNoLabels)
+	}
 	var selects []string
 	for name, set := range labelSets {
-		got := m.matches(set)
+		got := m.matches(set, len(set))
 		if ref := selector.Matches(labels.Set(set)); got != ref {
 			t.Errorf("on %s: matcher says %v, selector %v", name, got, ref)
-		}
-		if sized := m.matchesSized(set, len(set)); sized != got {
-			t.Errorf("on %s: matchesSized says %v, matches %v", name, sized, got)
 		}
 		if got {
 			selects = append(selects, name)
@@ -312,11 +313,52 @@ func FuzzLabelMatch_AgreesWithSelector(f *testing.F) {
 		set := parseFuzzLabels(labelText)
 		m := newLabelMatcher(selector)
 		want := selector.Matches(labels.Set(set))
-		if got := m.matches(set); got != want {
+		if got := m.matches(set, len(set)); got != want {
 			t.Fatalf("selector %q on %v: matcher says %v, selector %v", selector, set, got, want)
 		}
-		if got := m.matchesSized(set, len(set)); got != want {
-			t.Fatalf("selector %q on %v: matchesSized says %v, selector %v", selector, set, got, want)
+		if m.compiled && m.matchesNoLabels != selector.Matches(labels.Set(nil)) {
+			t.Fatalf("selector %q: matchesNoLabels is %v, the selector says %v", selector, m.matchesNoLabels, !m.matchesNoLabels)
 		}
 	})
+}
+
+// BenchmarkLabelMatch compares, on label sets already in cache, the
+// selector's own Matches with the compiled matcher, to show the cost of
+// matching apart from memory.
+func BenchmarkLabelMatch(b *testing.B) {
+	sets := make([]map[string]string, 0, 64)
+	for i := range cap(sets) {
+		sets = append(sets, map[string]string{
+			"app":               fmt.Sprintf("app-%d", i%8),
+			"tier":              listerBenchTiers[i%len(listerBenchTiers)],
+			"pod-template-hash": fmt.Sprintf("h%05d", i),
+			"revision":          "v1",
+		})
+	}
+	for _, text := range []string{"tier=web", "tier in (web,api)", "tier!=web", "tier", "app=app-1,tier=web,!canary"} {
+		selector := listerSelector(b, text)
+		b.Run(text+"/selector", func(b *testing.B) {
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				for _, set := range sets {
+					if selector.Matches(labels.Set(set)) {
+						n++
+					}
+				}
+			}
+		})
+		b.Run(text+"/compiled", func(b *testing.B) {
+			b.ReportAllocs()
+			n := 0
+			m := newLabelMatcher(selector)
+			for b.Loop() {
+				for _, set := range sets {
+					if m.matches(set, len(set)) {
+						n++
+					}
+				}
+			}
+		})
+	}
 }

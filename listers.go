@@ -138,7 +138,7 @@ func (b *labelBlock) load(objs []interface{}) (int, error) {
 // block holds, that matcher selects.
 func (b *labelBlock) appendMatching(objs []interface{}, matcher *labelMatcher, appendFn AppendFunc) {
 	for i, obj := range objs {
-		if matcher.matchesSized(b.sets[i], b.sizes[i]) {
+		if matcher.matches(b.sets[i], b.sizes[i]) {
 			appendFn(obj)
 		}
 	}
@@ -160,7 +160,7 @@ func scanNamespace(items []interface{}, namespace string, selector labels.Select
 		if accessor.GetNamespace() != namespace {
 			continue
 		}
-		if everything || matcher.matches(accessor.GetLabels()) {
+		if lbls := accessor.GetLabels(); everything || matcher.matches(lbls, len(lbls)) {
 			appendFn(obj)
 		}
 	}
