@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -25,7 +26,36 @@ func ListAll(store Store, selector labels.Selector, appendFn AppendFunc) error {
 	if selectsNothing(selector) {
 		return nil
 	}
-	return appendMatching(store.List(), selector, appendFn)
+	return appendMatchingStored(store, selector, appendFn)
+}
+
+// objectAppender is an optional capability of a Store: appendObjects
+// appends every stored object to dst, as List would return them, and
+// returns the extended slice. Listings use it to copy the objects into a
+// reused buffer instead of a slice allocated per call.
+type objectAppender interface {
+	appendObjects(dst []interface{}) []interface{}
+}
+
+// listBuffers holds the buffers of appendMatchingStored. A buffer is
+// cleared before it is put back, so that it keeps no object alive.
+var listBuffers = sync.Pool{New: func() any { return new([]interface{}) }}
+
+// appendMatchingStored is appendMatching over every object of store, read
+// into a pooled buffer when the store is an objectAppender.
+func appendMatchingStored(store Store, selector labels.Selector, appendFn AppendFunc) error {
+	appender, ok := store.(objectAppender)
+	if !ok {
+		return appendMatching(store.List(), selector, appendFn)
+	}
+	buf := listBuffers.Get().(*[]interface{})
+	items := appender.appendObjects((*buf)[:0])
+	defer func() {
+		clear(items)
+		*buf = items[:0]
+		listBuffers.Put(buf)
+	}()
+	return appendMatching(items, selector, appendFn)
 }
 
 // ListAllByNamespace is ListAll restricted to one namespace, where
@@ -41,7 +71,7 @@ func ListAllByNamespace(indexer Indexer, namespace string, selector labels.Selec
 		return nil
 	}
 	if namespace == metav1.NamespaceAll {
-		return appendMatching(indexer.List(), selector, appendFn)
+		return appendMatchingStored(indexer, selector, appendFn)
 	}
 	if indexesByMetaNamespace(indexer) {
 		if items, err := indexer.ByIndex(NamespaceIndex, namespace); err == nil {

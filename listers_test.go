@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -495,5 +496,116 @@ func TestAppendMatching_AgreesWithListingOneByOne(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// listerAppendingStore is a Store with the objectAppender capability; it
+// remembers the slices it filled, so tests can see that the listing
+// cleared them, and counts calls to List.
+type listerAppendingStore struct {
+	Store
+	filled [][]interface{}
+	lists  int
+}
+
+func (s *listerAppendingStore) appendObjects(dst []interface{}) []interface{} {
+	out := append(dst, s.Store.List()...)
+	s.filled = append(s.filled, out)
+	return out
+}
+
+func (s *listerAppendingStore) List() []interface{} {
+	s.lists++
+	return s.Store.List()
+}
+
+func TestListAll_ReadsIntoAClearedReusedBufferWhenTheStoreCan(t *testing.T) {
+	cases := map[string]struct {
+		objs     []interface{}
+		selector labels.Selector
+		want     []string
+		wantErr  bool
+	}{
+		"everything": {
+			objs:     listerFixture(),
+			selector: labels.Everything(),
+			want:     []string{"a/db1", "a/web1", "b/plain", "b/web2", "global"},
+		},
+		"by label": {
+			objs:     listerFixture(),
+			selector: labels.SelectorFromSet(labels.Set{"app": "web"}),
+			want:     []string{"a/web1", "b/web2", "global"},
+		},
+		"a value without metadata ends the listing": {
+			objs:     []interface{}{"not an object"},
+			selector: labels.SelectorFromSet(labels.Set{"app": "web"}),
+			wantErr:  true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			store := &listerAppendingStore{Store: NewStore(listerAnyKey)}
+			for _, obj := range tc.objs {
+				if err := store.Store.Add(obj); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for round := range 2 {
+				var got []interface{}
+				err := ListAll(store, tc.selector, listerCollect(&got))
+				if (err != nil) != tc.wantErr {
+					t.Fatalf("round %d: error = %v, want error: %v", round, err, tc.wantErr)
+				}
+				if diff := cmp.Diff(tc.want, listedKeys(got), emptyAsNilSlices); diff != "" {
+					t.Errorf("round %d: listed (-want +got):\n%s", round, diff)
+				}
+			}
+			if store.lists != 0 || len(store.filled) != 2 {
+				t.Errorf("List called %d times, appendObjects %d; want 0 and 2", store.lists, len(store.filled))
+			}
+			for i, filled := range store.filled {
+				for j, obj := range filled {
+					if obj != nil {
+						t.Errorf("buffer of listing %d still holds %v at %d", i, obj, j)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestListAll_ConcurrentListingsDoNotShareBuffers(t *testing.T) {
+	base := NewStore(MetaNamespaceKeyFunc)
+	const pods = 200
+	for i := range pods {
+		if err := base.Add(listerPod("a", fmt.Sprintf("p%03d", i), map[string]string{"n": fmt.Sprint(i % 2)})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// appendObjects records what it filled without a lock: give each
+	// goroutine its own store sharing the same objects.
+	const listers = 4
+	counts := make([]int, listers)
+	var wg sync.WaitGroup
+	for g := range listers {
+		own := &listerAppendingStore{Store: base}
+		wg.Go(func() {
+			for range 50 {
+				n := 0
+				if err := ListAll(own, listerSelector(t, "n=1"), func(obj interface{}) {
+					if obj.(*v1.Pod).Labels["n"] != "1" {
+						t.Errorf("listed %v", obj)
+					}
+					n++
+				}); err != nil {
+					t.Error(err)
+				}
+				counts[g] += n
+			}
+		})
+	}
+	wg.Wait()
+	if diff := cmp.Diff([]int{50 * pods / 2, 50 * pods / 2, 50 * pods / 2, 50 * pods / 2}, counts); diff != "" {
+		t.Errorf("objects listed per goroutine (-want +got):\n%s", diff)
 	}
 }
