@@ -269,20 +269,36 @@ func processDeltas(logger klog.Logger, handler ResourceEventHandler, clientState
 // As in the reference, a listed object without a key (or whose key function
 // panics) refuses the whole replacement: the store and the handlers are
 // left as they were, and the error says which object.
+//
+// An empty store (the initial sync) has nothing to compare with, so no set
+// of listed keys and no previous objects are built for it: every listed
+// object is an add.
 func processReplacedAll(logger klog.Logger, handler ResourceEventHandler, info ReplacedAllInfo, clientState Store, isInInitialList bool, keyFunc KeyFunc) error {
-	listed := make(map[string]struct{}, len(info.Objects))
-	previous := make([]interface{}, len(info.Objects))
+	known := clientState.ListKeys()
+	cached := len(known) > 0
+	var listed map[string]struct{}
+	var previous []interface{}
+	if cached {
+		listed = make(map[string]struct{}, len(info.Objects))
+		previous = make([]interface{}, len(info.Objects))
+	}
 	for i, obj := range info.Objects {
 		key, err := callKeyFunc(keyFunc, obj)
 		if err != nil {
 			return fmt.Errorf("replacing the cache: %w", KeyError{Obj: obj, Err: err})
+		}
+		if !cached {
+			continue
 		}
 		listed[key] = struct{}{}
 		if old, exists, err := clientState.GetByKey(key); err == nil && exists {
 			previous[i] = old
 		}
 	}
-	tombstones := replacementTombstones(logger, nil, clientState, listed)
+	var tombstones []DeletedFinalStateUnknown
+	if cached {
+		tombstones = replacementTombstones(logger, nil, keysListedOnce{KeyGetter: clientState, keys: known}, listed)
+	}
 	err := clientState.Replace(info.Objects, info.ResourceVersion)
 	if err != nil && !isIndexFailure(err) {
 		return err
@@ -291,7 +307,7 @@ func processReplacedAll(logger klog.Logger, handler ResourceEventHandler, info R
 		handler.OnDelete(t)
 	}
 	for i, obj := range info.Objects {
-		if previous[i] != nil {
+		if previous != nil && previous[i] != nil {
 			handler.OnUpdate(previous[i], obj)
 		} else {
 			handler.OnAdd(obj, isInInitialList)
@@ -299,6 +315,16 @@ func processReplacedAll(logger klog.Logger, handler ResourceEventHandler, info R
 	}
 	return err
 }
+
+// keysListedOnce is a KeyListerGetter whose keys were listed beforehand,
+// so that a store is not listed twice.
+type keysListedOnce struct {
+	KeyGetter
+	keys []string
+}
+
+// ListKeys returns the keys listed beforehand.
+func (k keysListedOnce) ListKeys() []string { return k.keys }
 
 // processDeltasInBatch applies a batch of single-object deltas in one store
 // transaction, then tells handler about each applied change, in order.
@@ -514,12 +540,19 @@ func newInformerQueue(logger klog.Logger, objectType any, clientState Store, tra
 		Identifier:      id,
 		MetricsProvider: metrics,
 	}
-	if featureEnabled(featureAtomicFIFO) {
+	atomicEvents := featureEnabled(featureAtomicFIFO)
+	if atomicEvents {
 		opts.AtomicEvents = true
 		opts.UnlockWhileProcessing = featureEnabled(featureUnlockWhileProcessingFIFO)
 		opts.EmitDeltaTypeBookmark = true
 	} else {
 		opts.KnownObjects = clientState
 	}
-	return NewRealFIFOWithOptions(opts)
+	q := NewRealFIFOWithOptions(opts)
+	if atomicEvents {
+		// Not KnownObjects, which AtomicEvents rules out: only lists read
+		// it, to reuse the cached copy of every object that did not change.
+		q.consumerCache = clientState
+	}
+	return q
 }

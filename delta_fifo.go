@@ -153,6 +153,7 @@ var (
 	_ Queue             = (*DeltaFIFO)(nil)
 	_ TransformingStore = (*DeltaFIFO)(nil)
 	_ DoneChecker       = (*DeltaFIFO)(nil)
+	_ listPreparer      = (*DeltaFIFO)(nil)
 )
 
 // NewDeltaFIFO returns a DeltaFIFO keyed by keyFunc that consults
@@ -320,6 +321,18 @@ func (f *DeltaFIFO) replaceTransformed(list []interface{}, _ string) error {
 		}
 		return key, obj, nil
 	})
+}
+
+// prepareListed stages obj (key and transform) as Replace would and, with
+// KnownObjects, returns the known object instead when it is the same
+// version of obj (see reuseCached). The Reflector calls it for each listed
+// object as it arrives, then replaceTransformed with the prepared list.
+func (f *DeltaFIFO) prepareListed(obj interface{}) (interface{}, error) {
+	key, out, err := f.stage(obj)
+	if err != nil {
+		return nil, fmt.Errorf("delta fifo replace: %w", err)
+	}
+	return reuseCached(f.knownObjects, key, out), nil
 }
 
 // replace is Replace with the function that keys and stages each object.

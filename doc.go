@@ -37,6 +37,53 @@
 // function under the queue lock (DeltaFIFO.Pop, RealFIFO without
 // UnlockWhileProcessing), the queue's doc comment says so.
 //
+// # Store layout
+//
+// The store behind every Indexer (thread_safe_store.go) is built for the
+// reads controllers make most and for writes that rarely change an
+// object's index values:
+//
+//   - Objects and their keys sit in two dense parallel arrays; a map turns
+//     a key into a slot number. List and ListKeys copy an array in one go;
+//     removing an object moves the last slot into its place.
+//   - Each index (index_set.go) files slot numbers, not keys, in buckets by
+//     value, and records per slot where it is filed. ByIndex and Index copy
+//     objects straight out of the slot array, with no map lookup per
+//     object, so readers hold the read lock only for that copy.
+//   - Because each slot's filings are recorded, an update compares the new
+//     values with the filed ones and touches no bucket when they are equal
+//     (the common case), and neither an update nor a delete ever runs the
+//     index functions on the old object. The namespace index, when it is
+//     MetaNamespaceIndexFunc itself, is computed without allocating.
+//   - Index values are computed before the write lock is taken, into a
+//     buffer on the writer's stack.
+//   - IndexKeys keeps each bucket's sorted key list until the bucket's
+//     membership changes, and returns a copy of it.
+//   - Replace diffs: an item whose key already holds the very same object
+//     (as after a relist that reused the cached objects) is left alone
+//     without running its index functions; other items are updated or
+//     added and keys missing from the list are deleted, all under one
+//     write lock.
+//   - A read that copied a thousand objects or more yields the processor
+//     after releasing the lock, so goroutines looping over big listings
+//     cannot keep the informer's writers waiting for a whole scheduling
+//     slice.
+//
+// # Relists reuse unchanged objects
+//
+// While a list arrives (the pages of a LIST, or the initial events of a
+// streaming list), the reflector hands each object to its queue, which
+// transforms it and looks up the object the informer caches under the same
+// key (relist_reuse.go). When both have the same UID and the same
+// non-empty resourceVersion, the cached object is kept and the freshly
+// decoded copy is dropped at once: a relist holds a second copy only of
+// the objects that changed, not of the whole resource, and the store's
+// diffing Replace then skips the kept objects. Handlers see them as
+// OnUpdate(old, new) with old == new, a resync-style update. This relies
+// on cached objects never being modified and on transforms being
+// deterministic; a plain Store fed by a Reflector, or a queue without
+// known objects, gets every listed object as decoded.
+//
 // # Environment switches
 //
 // The same variables as client-go, read once per process:

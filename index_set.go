@@ -36,11 +36,11 @@ func (s *indexSet) column(name string) *indexColumn {
 	return nil
 }
 
-// file files a slot that is not filed anywhere yet under vals, which were
-// computed with s.funcs. Needs the write lock.
-func (s *indexSet) file(id int32, vals *indexValues) {
+// fileNew files a slot just added to the end of the table under vals,
+// which were computed with s.funcs. Needs the write lock.
+func (s *indexSet) fileNew(id int32, vals *indexValues) {
 	for i, col := range s.cols {
-		col.reserve(id)
+		col.first = append(col.first, link{bucket: unfiled})
 		col.file(id, vals.of(i))
 	}
 }
@@ -65,11 +65,16 @@ func (s *indexSet) unfile(id int32) {
 	}
 }
 
-// renumber applies a compaction of the slot table: slot old is now
-// moved[old] (negative for slots that were vacant). Needs the write lock.
-func (s *indexSet) renumber(moved []int32, slots int) {
+// removeSlot unfiles slot id, which the table removed, and renumbers the
+// slot the table moved into its place (movedFrom, or noSlot). Needs the
+// write lock.
+func (s *indexSet) removeSlot(id, movedFrom int32) {
 	for _, col := range s.cols {
-		col.renumber(moved, slots)
+		col.unfile(id)
+		if movedFrom != noSlot {
+			col.renumber(movedFrom, id)
+		}
+		col.first = col.first[:len(col.first)-1]
 	}
 }
 
@@ -106,13 +111,6 @@ type bucket struct {
 
 func newIndexColumn() *indexColumn {
 	return &indexColumn{byValue: map[string]int32{}}
-}
-
-// reserve makes room for slot id in first.
-func (c *indexColumn) reserve(id int32) {
-	for int(id) >= len(c.first) {
-		c.first = append(c.first, link{bucket: unfiled})
-	}
 }
 
 // filedAs reports whether slot id is filed under exactly the values of v:
@@ -195,9 +193,6 @@ func (c *indexColumn) newBucket(value string) int32 {
 
 // unfile removes slot id from every bucket of this index.
 func (c *indexColumn) unfile(id int32) {
-	if int(id) >= len(c.first) {
-		return
-	}
 	if f := c.first[id]; f.bucket != unfiled {
 		c.unlink(f)
 		c.first[id] = link{bucket: unfiled}
@@ -268,33 +263,20 @@ func (c *indexColumn) values() []string {
 	return out
 }
 
-// renumber rewrites every slot number after a compaction: slot old is now
-// moved[old]; the table has slots slots.
-func (c *indexColumn) renumber(moved []int32, slots int) {
-	first := make([]link, slots)
-	for i := range first {
-		first[i] = link{bucket: unfiled}
+// renumber moves the filings of slot from to slot to, whose own filings
+// were removed, and leaves from filed nowhere.
+func (c *indexColumn) renumber(from, to int32) {
+	f := c.first[from]
+	c.first[to], c.first[from] = f, link{bucket: unfiled}
+	if f.bucket != unfiled {
+		c.buckets[f.bucket].members[f.pos] = to
 	}
-	for old, l := range c.first {
-		if n := moved[old]; n >= 0 {
-			first[n] = l
+	if more, ok := c.more[from]; ok {
+		for _, l := range more {
+			c.buckets[l.bucket].members[l.pos] = to
 		}
-	}
-	c.first = first
-	if c.more != nil {
-		more := make(map[int32][]link, len(c.more))
-		for old, ls := range c.more {
-			more[moved[old]] = ls
-		}
-		c.more = more
-	}
-	for _, bk := range c.buckets {
-		if bk == nil {
-			continue
-		}
-		for i, old := range bk.members {
-			bk.members[i] = moved[old]
-		}
+		c.more[to] = more
+		delete(c.more, from)
 	}
 }
 
@@ -314,7 +296,7 @@ func (bk *bucket) sortedKeys(tab *slotTable) []string {
 	if cached == nil {
 		keys := make([]string, len(bk.members))
 		for i, id := range bk.members {
-			keys[i] = tab.slots[id].key
+			keys[i] = tab.keys[id]
 		}
 		slices.Sort(keys)
 		bk.sorted.Store(&keys)

@@ -50,7 +50,7 @@ func checkIndexQueries(t *testing.T, s Indexer, m *indexModel, where string) {
 	}
 }
 
-func TestStore_MatchesModelAcrossCompactions(t *testing.T) {
+func TestStore_MatchesModelAcrossShrinks(t *testing.T) {
 	r := rand.New(rand.NewSource(testSeed(t)))
 	indexers := Indexers{"node": byNodeIndex, NamespaceIndex: MetaNamespaceIndexFunc, "labels": byLabelValues}
 	s := NewIndexer(MetaNamespaceKeyFunc, indexers)
@@ -68,7 +68,8 @@ func TestStore_MatchesModelAcrossCompactions(t *testing.T) {
 		put(i, i)
 	}
 	compareWithModel(t, s, m, "filled")
-	slotsBefore := len(s.(*cache).storage.tab.slots)
+	tab := &s.(*cache).storage.tab
+	capBefore := cap(tab.keys)
 	for _, i := range r.Perm(universe)[:universe*9/10] {
 		p := podOnNode(fmt.Sprint("ns", i%7), fmt.Sprint("p", i), "", 0)
 		key, _ := MetaNamespaceKeyFunc(p)
@@ -78,8 +79,11 @@ func TestStore_MatchesModelAcrossCompactions(t *testing.T) {
 		delete(m.objs, key)
 	}
 	compareWithModel(t, s, m, "after deleting 90%")
-	if after := len(s.(*cache).storage.tab.slots); after >= slotsBefore/2 {
-		t.Fatalf("slot table not compacted: %d slots before, %d after deleting 90%%", slotsBefore, after)
+	if after := cap(tab.keys); after >= capBefore/2 {
+		t.Fatalf("slot arrays not shrunk: capacity %d before, %d after deleting 90%%", capBefore, after)
+	}
+	if tab.idsPeak >= universe/2 {
+		t.Fatalf("key map not rebuilt: peak %d after deleting 90%% of %d", tab.idsPeak, universe)
 	}
 	for step := 0; step < 3000; step++ {
 		i := r.Intn(universe)
@@ -317,7 +321,7 @@ func TestNamespaceIndex_FastPathFailsLikeTheFunction(t *testing.T) {
 	}
 }
 
-func TestAddIndexers_OnACompactedTable(t *testing.T) {
+func TestAddIndexers_AfterMostObjectsLeft(t *testing.T) {
 	s := NewIndexer(MetaNamespaceKeyFunc, Indexers{})
 	for i := 0; i < 3000; i++ {
 		if err := s.Add(podOnNode("ns", strconv.Itoa(i), fmt.Sprint("n", i%3), i)); err != nil {

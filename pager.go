@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,6 +25,9 @@ type listPager struct {
 	pageSize int64
 	// fetch requests one page.
 	fetch func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error)
+	// prepare, if set, turns each item into what is collected, as the
+	// item is read (see listIntake); its error ends the list.
+	prepare func(obj interface{}) (interface{}, error)
 }
 
 // listedItems is a whole LIST as read by listPager.
@@ -57,7 +61,7 @@ func (p listPager) collect(ctx context.Context, opts metav1.ListOptions) (listed
 			}
 			return listedItems{}, err
 		}
-		next, err := out.addPage(page, opts.Continue == "")
+		next, err := out.addPage(ctx, page, opts.Continue == "", p.prepare)
 		if err != nil {
 			return listedItems{}, err
 		}
@@ -79,16 +83,20 @@ func (p listPager) collectWhole(ctx context.Context, opts metav1.ListOptions) (l
 		return listedItems{}, err
 	}
 	out := listedItems{paginated: true}
-	if _, err := out.addPage(page, true); err != nil {
+	if _, err := out.addPage(ctx, page, true, p.prepare); err != nil {
 		return listedItems{}, err
 	}
 	return out, nil
 }
 
-// addPage appends the items of one page and returns its continue token. The
-// first page sets the resource version and sizes the item slice, using the
-// server's count of remaining items when it gives one.
-func (l *listedItems) addPage(page runtime.Object, first bool) (string, error) {
+// addPage appends the items of one page, each through prepare unless it is
+// nil, and returns its continue token. The first page sets the resource
+// version and sizes the item slice, using the server's count of remaining
+// items when it gives one. An error of prepare is returned as a
+// listPrepareError. Once ctx is canceled no item is prepared any more
+// (prepare runs user code, and the list's result is dropped anyway): the
+// context's error is returned.
+func (l *listedItems) addPage(ctx context.Context, page runtime.Object, first bool, prepare func(interface{}) (interface{}, error)) (string, error) {
 	if isNilObject(page) {
 		return "", fmt.Errorf("list response is not a list: got a nil %T", page)
 	}
@@ -107,15 +115,39 @@ func (l *listedItems) addPage(page runtime.Object, first bool) (string, error) {
 		}
 		l.items = make([]interface{}, 0, size)
 	}
+	var prepareErr error
 	err = meta.EachListItemWithAlloc(page, func(item runtime.Object) error {
-		l.items = append(l.items, item)
+		if prepare == nil {
+			l.items = append(l.items, item)
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		obj, err := prepare(item)
+		if err != nil {
+			prepareErr = err
+			return err
+		}
+		l.items = append(l.items, obj)
 		return nil
 	})
+	if prepareErr != nil {
+		return "", listPrepareError{err: prepareErr}
+	}
 	if err != nil {
 		return "", fmt.Errorf("reading list items: %w", err)
 	}
 	return m.GetContinue(), nil
 }
+
+// listPrepareError is a listed object the store refused as it was
+// prepared: the error its Replace would have returned for that object.
+type listPrepareError struct{ err error }
+
+func (e listPrepareError) Error() string { return e.err.Error() }
+
+func (e listPrepareError) Unwrap() error { return e.err }
 
 // watchListOptions are the options of a streaming list from rv: a watch that
 // first sends the state at rv (or newer) as ADDED events, ends it with the
@@ -131,27 +163,14 @@ func (r *Reflector) watchListOptions(rv string) metav1.ListOptions {
 	}
 }
 
-// temporaryStore is where a streaming list collects the initial state. It
-// applies the reflector store's transformer, if any, so that what is
-// collected is what the store would hold.
-func (r *Reflector) temporaryStore() (Store, TransformFunc) {
-	var transform TransformFunc
-	if ts, ok := r.store.(TransformingStore); ok {
-		transform = ts.Transformer()
-	}
-	if transform == nil {
-		return NewStore(DeletionHandlingMetaNamespaceKeyFunc), nil
-	}
-	return NewStore(DeletionHandlingMetaNamespaceKeyFunc, WithTransformer(transform)), transform
-}
-
 // stepWatchList is the watchListing state: open a streaming list, collect
-// the initial state into a temporary store until the initial-events-end
-// bookmark, replace the reflector's store with it, and keep the stream for
-// the watching state.
+// the initial state (see initialEvents and listIntake) until the
+// initial-events-end bookmark, replace the reflector's store with it, and
+// keep the stream for the watching state.
 func (r *Reflector) stepWatchList(ctx context.Context, c *listWatchCycle) stepResult {
 	from := r.rewatchResourceVersion()
-	temp, transform := r.temporaryStore()
+	intake := r.listIntake(true)
+	temp := newInitialEvents(intake.prepare)
 	start := r.clock.Now()
 	w, err := r.openWatch(ctx, r.watchListOptions(from))
 	if err != nil {
@@ -182,13 +201,9 @@ func (r *Reflector) stepWatchList(ctx context.Context, c *listWatchCycle) stepRe
 	}
 	r.setListOrigin(originLastSeen)
 	rv := reader.lastRV
-	items := temp.List()
-	r.checkWatchListConsistency(ctx, rv, transform, items)
-	replace := replaceStore
-	if transform != nil {
-		replace = replaceStoreTransformed
-	}
-	if err := replace(r.store, items, rv); err != nil {
+	items := temp.list()
+	r.checkWatchListConsistency(ctx, rv, intake.transform, items)
+	if err := replaceStoreWith(intake.replace, items, rv); err != nil {
 		return stepResult{outcome: outcomeCycleDone, err: fmt.Errorf("unable to sync watch-list result: %w", err), reason: "replace failed"}
 	}
 	r.setLastSyncResourceVersion(rv)
@@ -221,7 +236,8 @@ func (r *Reflector) watchListFailed(ctx context.Context, err error, from string)
 // store's content with the result.
 func (r *Reflector) stepList(ctx context.Context) stepResult {
 	from := r.relistResourceVersion()
-	pager := listPager{pageSize: r.listPageSize(from), fetch: r.listerWatcher.ListWithContext}
+	intake := r.listIntake(false)
+	pager := listPager{pageSize: r.listPageSize(from), fetch: r.listerWatcher.ListWithContext, prepare: intake.prepare}
 	start := r.clock.Now()
 	listed, stopped, err := r.listInBackground(ctx, func(ctx context.Context) (listedItems, error) {
 		r.metrics.lists.Inc()
@@ -236,6 +252,10 @@ func (r *Reflector) stepList(ctx context.Context) stepResult {
 		return stepResult{outcome: outcomeCanceled}
 	}
 	r.metrics.listDuration.Observe(r.clock.Since(start).Seconds())
+	if prepErr := (listPrepareError{}); errors.As(err, &prepErr) {
+		r.setListOrigin(originLastSeen)
+		return stepResult{outcome: outcomeCycleDone, err: fmt.Errorf("unable to sync list result: %w", prepErr.err), reason: "replace failed"}
+	}
 	if err != nil {
 		return stepResult{outcome: outcomeCycleDone, err: fmt.Errorf("failed to list %v: %w", r.typeDescription, err), reason: "list failed"}
 	}
@@ -244,7 +264,7 @@ func (r *Reflector) stepList(ctx context.Context) stepResult {
 		r.paginatedResult = true
 	}
 	r.setListOrigin(originLastSeen)
-	if err := replaceStore(r.store, listed.items, listed.resourceVersion); err != nil {
+	if err := replaceStoreWith(intake.replace, listed.items, listed.resourceVersion); err != nil {
 		return stepResult{outcome: outcomeCycleDone, err: fmt.Errorf("unable to sync list result: %w", err), reason: "replace failed"}
 	}
 	r.setLastSyncResourceVersion(listed.resourceVersion)
@@ -294,29 +314,6 @@ func (r *Reflector) listInBackground(ctx context.Context, list func(context.Cont
 	case res := <-done:
 		return res.listed, false, res.err
 	}
-}
-
-// replaceStore calls the store's Replace; a panic is an error.
-func replaceStore(store ReflectorStore, items []interface{}, rv string) (err error) {
-	return replaceStoreWith(store.Replace, items, rv)
-}
-
-// transformedReplacer is implemented by the queues, which can take a list
-// that already went through their transformer without transforming it
-// again.
-type transformedReplacer interface {
-	replaceTransformed(list []interface{}, resourceVersion string) error
-}
-
-// replaceStoreTransformed replaces the store's content with items that
-// were already transformed with the store's own transformer: through
-// replaceTransformed when the store offers it, so every object is
-// transformed once; otherwise through Replace.
-func replaceStoreTransformed(store ReflectorStore, items []interface{}, rv string) error {
-	if tr, ok := store.(transformedReplacer); ok {
-		return replaceStoreWith(tr.replaceTransformed, items, rv)
-	}
-	return replaceStore(store, items, rv)
 }
 
 // replaceStoreWith calls replace, turning a panic into an error.

@@ -127,6 +127,11 @@ type RealFIFO struct {
 	// waits behind the processed item.
 	clock          clock.PassiveClock
 	timeProcessing bool
+	// consumerCache holds the objects the consumer has processed, for
+	// prepareListed to reuse: KnownObjects, or, with AtomicEvents, the
+	// store an informer gives the queue right after building it (see
+	// newInformerQueue); nil when unknown.
+	consumerCache KeyGetter
 }
 
 var (
@@ -134,6 +139,7 @@ var (
 	_ TransformingStore      = (*RealFIFO)(nil)
 	_ ReflectorBookmarkStore = (*RealFIFO)(nil)
 	_ DoneChecker            = (*RealFIFO)(nil)
+	_ listPreparer           = (*RealFIFO)(nil)
 )
 
 // NewRealFIFO returns a RealFIFO keyed by keyFunc, with the required
@@ -164,6 +170,9 @@ func NewRealFIFOWithOptions(opts RealFIFOOptions) *RealFIFO {
 		batchSize:             realFIFOBatchSize,
 		metrics:               newQueueMetrics(opts.Identifier, opts.MetricsProvider),
 		clock:                 clock.RealClock{},
+	}
+	if opts.KnownObjects != nil {
+		f.consumerCache = opts.KnownObjects
 	}
 	if f.keyFunc == nil {
 		f.keyFunc = MetaNamespaceKeyFunc
@@ -309,6 +318,40 @@ func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error
 // every object is transformed exactly once.
 func (f *RealFIFO) replaceTransformed(list []interface{}, resourceVersion string) error {
 	return f.replace(list, resourceVersion, nil)
+}
+
+// prepareListed does to obj what Replace would, and returns the consumer's
+// cached object instead when it is the same version of obj (see
+// reuseCached). The Reflector calls it for each listed object as it
+// arrives, then replaceTransformed with the prepared list.
+//
+// Without AtomicEvents that is staging (key, then transform), and a
+// failure of either is Replace's error. With AtomicEvents Replace only
+// transforms, leaving keys to the consumer: an object without a key is
+// prepared as it is, not reused, and refused by the consumer.
+func (f *RealFIFO) prepareListed(obj interface{}) (interface{}, error) {
+	if !f.atomicEvents {
+		key, out, err := f.stage(obj)
+		if err != nil {
+			return nil, fmt.Errorf("real fifo replace: %w", err)
+		}
+		return reuseCached(f.consumerCache, key, out), nil
+	}
+	out := obj
+	if f.transformer != nil {
+		var err error
+		if out, err = callTransform(f.transformer, obj); err != nil {
+			return nil, fmt.Errorf("real fifo replace: transforming a listed object: %w", err)
+		}
+	}
+	if f.consumerCache == nil {
+		return out, nil
+	}
+	key, err := f.keyOf(out)
+	if err != nil {
+		return out, nil
+	}
+	return reuseCached(f.consumerCache, key, out), nil
 }
 
 // replace is Replace with the transform to apply (nil for none).

@@ -1,46 +1,33 @@
 package cache
 
-// slotTable is the lock-free core of a store's primary map: every stored
-// object sits in a numbered slot of one flat array, and a map turns keys
-// into slot numbers. Indexes file slot numbers, not keys, so reading an
-// index bucket never goes back through the map, and List and ListKeys are
-// a walk over one array instead of a map iteration.
+// slotTable is the lock-free core of a store's primary map: the stored
+// objects and their keys sit in two dense parallel arrays, and a map turns
+// keys into slot numbers. Indexes file slot numbers, not keys, so reading
+// an index bucket never goes back through the map, and List and ListKeys
+// are one bulk copy of an array instead of a map iteration.
 //
-// A removed object leaves its slot vacant; vacant slots are reused before
-// the array grows, and the array is compacted when most of it is vacant
-// (see compactable). The table does no locking: the owning store holds its
-// lock for reading around lookups and for writing around changes.
+// The arrays stay dense: removing a slot moves the last one into the hole,
+// and the caller renumbers that slot in its indexes. The table does no
+// locking: the owning store holds its lock for reading around lookups and
+// for writing around changes.
 type slotTable struct {
-	ids   map[string]int32
-	slots []slot
-	// free lists the vacant slots, reused last-freed first.
-	free []int32
+	ids  map[string]int32
+	keys []string
+	objs []interface{}
+	// idsPeak is the most keys ids has held since it was made: Go maps
+	// never shrink, so ids is rebuilt when it has emptied well below it.
+	idsPeak int
 }
 
-// slot is one stored object and its key. A vacant slot holds vacant.
-type slot struct {
-	key string
-	obj interface{}
-}
-
-// vacantSlot marks a slot that holds no object; stored values, nil
-// included, are never of this type.
-type vacantSlot struct{}
-
-var vacant interface{} = vacantSlot{}
-
-// isVacant reports whether the slot holds no object.
-func (s *slot) isVacant() bool {
-	_, v := s.obj.(vacantSlot)
-	return v
-}
+// noSlot is the slot number of no slot.
+const noSlot int32 = -1
 
 func newSlotTable() slotTable {
 	return slotTable{ids: map[string]int32{}}
 }
 
 // len is the number of stored objects.
-func (t *slotTable) len() int { return len(t.ids) }
+func (t *slotTable) len() int { return len(t.keys) }
 
 // lookup returns key's slot.
 func (t *slotTable) lookup(key string) (int32, bool) {
@@ -54,88 +41,64 @@ func (t *slotTable) get(key string) (interface{}, bool) {
 	if !ok {
 		return nil, false
 	}
-	return t.slots[id].obj, true
+	return t.objs[id], true
 }
 
-// insert puts obj under a key that has no slot yet and returns the new
-// slot, reusing a vacant one if there is any.
+// insert puts obj under a key that has no slot yet and returns its slot,
+// the last one.
 func (t *slotTable) insert(key string, obj interface{}) int32 {
-	var id int32
-	if n := len(t.free); n > 0 {
-		id = t.free[n-1]
-		t.free = t.free[:n-1]
-	} else {
-		id = int32(len(t.slots))
-		t.slots = append(t.slots, slot{})
-	}
-	t.slots[id] = slot{key: key, obj: obj}
+	id := int32(len(t.keys))
+	t.keys = append(t.keys, key)
+	t.objs = append(t.objs, obj)
 	t.ids[key] = id
+	t.idsPeak = max(t.idsPeak, len(t.ids))
 	return id
 }
 
-// remove vacates slot id, dropping its references so the collector can
-// free the object.
-func (t *slotTable) remove(id int32) {
-	delete(t.ids, t.slots[id].key)
-	t.slots[id] = slot{obj: vacant}
-	t.free = append(t.free, id)
+// remove drops slot id and moves the last slot into its place. It returns
+// the slot number that moved to id, or noSlot when id was the last.
+func (t *slotTable) remove(id int32) (movedFrom int32) {
+	delete(t.ids, t.keys[id])
+	last := int32(len(t.keys) - 1)
+	movedFrom = noSlot
+	if id != last {
+		t.keys[id], t.objs[id] = t.keys[last], t.objs[last]
+		t.ids[t.keys[id]] = id
+		movedFrom = last
+	}
+	// Clear the vacated end so the collector can free what it held.
+	t.keys[last], t.objs[last] = "", nil
+	t.keys, t.objs = t.keys[:last], t.objs[:last]
+	t.shrink()
+	return movedFrom
 }
 
-// compactable reports whether most of the array is vacant, so that
-// rebuilding the table (and the indexes, which name slots) is worth it.
-func (t *slotTable) compactable() bool {
-	return len(t.slots) > 1024 && len(t.free) > 3*len(t.slots)/4
+// shrink gives memory back after most of the table was removed.
+func (t *slotTable) shrink() {
+	n := len(t.keys)
+	if cap(t.keys) > 1024 && n < cap(t.keys)/4 {
+		t.keys = append(make([]string, 0, 2*n), t.keys...)
+		t.objs = append(make([]interface{}, 0, 2*n), t.objs...)
+	}
+	if t.idsPeak > 1024 && len(t.ids) < t.idsPeak/4 {
+		ids := make(map[string]int32, len(t.ids))
+		for key, id := range t.ids {
+			ids[key] = id
+		}
+		t.ids, t.idsPeak = ids, len(ids)
+	}
 }
 
-// objects appends every stored object to out.
-func (t *slotTable) objects(out []interface{}) []interface{} {
-	if len(t.free) == 0 {
-		for i := range t.slots {
-			out = append(out, t.slots[i].obj)
-		}
-		return out
-	}
-	for i := range t.slots {
-		if s := &t.slots[i]; !s.isVacant() {
-			out = append(out, s.obj)
-		}
-	}
+// objects returns every stored object in a new slice.
+func (t *slotTable) objects() []interface{} {
+	out := make([]interface{}, len(t.objs))
+	copy(out, t.objs)
 	return out
 }
 
-// keys appends every stored key to out.
-func (t *slotTable) keys(out []string) []string {
-	if len(t.free) == 0 {
-		for i := range t.slots {
-			out = append(out, t.slots[i].key)
-		}
-		return out
-	}
-	for i := range t.slots {
-		if s := &t.slots[i]; !s.isVacant() {
-			out = append(out, s.key)
-		}
-	}
+// keyList returns every stored key in a new slice.
+func (t *slotTable) keyList() []string {
+	out := make([]string, len(t.keys))
+	copy(out, t.keys)
 	return out
-}
-
-// compact packs the stored objects into the front of a fresh array and
-// rebuilds the key map (Go maps never shrink). It returns, by old slot
-// number, the new one (-1 for vacant slots) and the new slot count.
-func (t *slotTable) compact() (moved []int32, slots int) {
-	moved = make([]int32, len(t.slots))
-	live := make([]slot, 0, len(t.ids))
-	ids := make(map[string]int32, len(t.ids))
-	for i := range t.slots {
-		s := &t.slots[i]
-		if s.isVacant() {
-			moved[i] = -1
-			continue
-		}
-		moved[i] = int32(len(live))
-		ids[s.key] = int32(len(live))
-		live = append(live, *s)
-	}
-	t.slots, t.ids, t.free = live, ids, nil
-	return moved, len(live)
 }

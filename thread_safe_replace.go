@@ -26,12 +26,12 @@ func (c *threadSafeMap) replace(items []keyedObject, resourceVersion string) err
 	vals := computeChangedValues(funcs, items, same)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	kept := newBitset(len(c.tab.slots) + len(items))
+	kept := newBitset(c.tab.len() + len(items))
 	var errs []error
 	changed := 0
 	for i, it := range items {
 		id, ok := c.tab.lookup(it.key)
-		if ok && same.has(i) && sameObject(c.tab.slots[id].obj, it.obj) {
+		if ok && same.has(i) && sameObject(c.tab.objs[id], it.obj) {
 			kept.set(int(id))
 			continue
 		}
@@ -83,18 +83,13 @@ func computeChangedValues(funcs *indexFuncs, items []keyedObject, same bitset) [
 }
 
 // dropUnkeptLocked deletes every stored object whose slot is not in kept.
-// The caller holds c.mu for writing.
+// It walks down from the end: the slot moved into a removed one comes from
+// above, where every slot left is kept. The caller holds c.mu for writing.
 func (c *threadSafeMap) dropUnkeptLocked(kept bitset) {
-	for id := range c.tab.slots {
-		s := &c.tab.slots[id]
-		if s.isVacant() || kept.has(id) {
-			continue
+	for id := c.tab.len() - 1; id >= 0; id-- {
+		if !kept.has(id) {
+			c.removeSlotLocked(int32(id))
 		}
-		c.idx.unfile(int32(id))
-		c.tab.remove(int32(id))
-	}
-	if c.tab.compactable() {
-		c.compactLocked()
 	}
 }
 

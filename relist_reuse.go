@@ -1,0 +1,225 @@
+package cache
+
+import (
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+)
+
+// This file is how a Reflector takes in the objects of a list (a paginated
+// LIST or the initial events of a streaming list) on their way to its store.
+//
+// A list decodes a fresh copy of every object, and the store's Replace only
+// comes once the whole list is in, so a relist would hold two full copies of
+// the resource at its peak: the cached one and the listed one. To avoid
+// that, each listed object is, as it arrives, transformed and then matched
+// with the object the store's consumer already caches under its key; when
+// both are the same version of the same object, the cached pointer is kept
+// and the fresh copy becomes garbage at once. Only objects that changed are
+// then held twice.
+
+// listPreparer is implemented by the queues (DeltaFIFO and RealFIFO). A
+// Reflector feeding one hands it every listed object as it arrives, then the
+// prepared list.
+type listPreparer interface {
+	// prepareListed returns what the queue's Replace would queue for obj:
+	// obj transformed by the queue's transformer, or, when the objects
+	// cached by the queue's consumer hold the same version of it, the cached
+	// object. It fails where Replace would fail because of obj, with
+	// Replace's error.
+	prepareListed(obj interface{}) (interface{}, error)
+	// replaceTransformed is Replace for a list of prepared objects: it does
+	// not transform them again.
+	replaceTransformed(list []interface{}, resourceVersion string) error
+}
+
+// reuseCached returns the object cached holds under key when it is the same
+// version of the same object as obj, and obj otherwise. Same version means
+// same Go type, same UID and same non-empty resource version: a resource
+// version changes with every write, and comparing UIDs keeps an object
+// deleted and recreated under the same name from ever being mistaken for its
+// predecessor. cached may be nil. A failed or panicking lookup keeps obj:
+// reuse only saves memory, it must not fail a list.
+//
+// The rule trusts what it compares: it assumes cached objects are not
+// modified (they are read-only by contract) and that a transform produces
+// the same object from the same input.
+func reuseCached(cached KeyGetter, key string, obj interface{}) (out interface{}) {
+	if cached == nil || isNilPointer(obj) {
+		return obj
+	}
+	listed, err := meta.Accessor(obj)
+	if err != nil {
+		return obj
+	}
+	rv := listed.GetResourceVersion()
+	if rv == "" {
+		return obj
+	}
+	defer func() {
+		if recover() != nil {
+			out = obj
+		}
+	}()
+	held, exists, err := cached.GetByKey(key)
+	if err != nil || !exists || reflect.TypeOf(held) != reflect.TypeOf(obj) {
+		return obj
+	}
+	h, err := meta.Accessor(held)
+	if err != nil || h.GetResourceVersion() != rv || h.GetUID() != listed.GetUID() {
+		return obj
+	}
+	return held
+}
+
+// isNilPointer reports a nil pointer of any type, whose metadata methods
+// would dereference it.
+func isNilPointer(obj interface{}) bool {
+	v := reflect.ValueOf(obj)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// listIntake is how a Reflector hands a list's objects to its store.
+type listIntake struct {
+	// prepare turns each listed object into the one to collect; nil
+	// collects objects as they are.
+	prepare func(obj interface{}) (interface{}, error)
+	// replace hands the collected list to the store.
+	replace func(list []interface{}, resourceVersion string) error
+	// transform is the store's transformer, or nil; the streaming-list
+	// consistency check applies it to the objects it lists.
+	transform TransformFunc
+}
+
+// listIntake chooses how the objects of a list reach the store. A queue
+// prepares each object as it arrives (transform, then reuse of the cached
+// object). Any other store gets a paginated list as listed, for its Replace
+// to transform; a streaming list is collected through the store's
+// transformer, as the store would apply it.
+func (r *Reflector) listIntake(streamed bool) listIntake {
+	var transform TransformFunc
+	if ts, ok := r.store.(TransformingStore); ok {
+		transform = ts.Transformer()
+	}
+	if p, ok := r.store.(listPreparer); ok {
+		return listIntake{prepare: p.prepareListed, replace: p.replaceTransformed, transform: transform}
+	}
+	in := listIntake{replace: r.store.Replace, transform: transform}
+	if streamed && transform != nil {
+		// The store's Replace transforms the list once more: a store
+		// outside this package has no way to take a list as it is.
+		in.prepare = func(obj interface{}) (interface{}, error) {
+			key, err := DeletionHandlingMetaNamespaceKeyFunc(obj)
+			if err != nil {
+				return nil, KeyError{Obj: obj, Err: err}
+			}
+			return transformEntering(transform, key, obj)
+		}
+	}
+	return in
+}
+
+// initialEvents collects the initial state a streaming list delivers, until
+// the bookmark that ends it. It is the ReflectorStore the stream is read
+// into: Add and Update keep the newest object of each key, Delete drops it.
+// Objects go through prepare on the way in; one that prepare turns into a
+// nil pointer is left out (an error for that event), while a plain nil is
+// kept for the store's Replace to refuse. It keeps arrival order, and holds
+// only a slice and an index from key to position: far less than a Store.
+//
+// An initialEvents belongs to the goroutine reading the stream.
+type initialEvents struct {
+	prepare func(obj interface{}) (interface{}, error)
+	// objs holds the collected objects in arrival order; a deleted one
+	// leaves a removedEntry, squeezed out by list.
+	objs []interface{}
+	// at is the position in objs of each key's object.
+	at map[string]int
+	// holes counts the removedEntry values in objs.
+	holes int
+}
+
+// removedEntry marks the place of a deleted object in initialEvents.objs.
+type removedEntry struct{}
+
+var _ ReflectorStore = (*initialEvents)(nil)
+
+func newInitialEvents(prepare func(obj interface{}) (interface{}, error)) *initialEvents {
+	return &initialEvents{prepare: prepare, at: map[string]int{}}
+}
+
+// Add records obj as the state of its key.
+func (e *initialEvents) Add(obj interface{}) error { return e.put(obj) }
+
+// Update records obj as the state of its key.
+func (e *initialEvents) Update(obj interface{}) error { return e.put(obj) }
+
+func (e *initialEvents) put(obj interface{}) error {
+	key, err := DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return KeyError{Obj: obj, Err: err}
+	}
+	if e.prepare != nil {
+		if obj, err = e.prepare(obj); err != nil {
+			return err
+		}
+		if isNilPointer(obj) {
+			return fmt.Errorf("object %q became a nil %T on its way into the store", key, obj)
+		}
+	}
+	if i, ok := e.at[key]; ok {
+		e.objs[i] = obj
+		return nil
+	}
+	e.at[key] = len(e.objs)
+	e.objs = append(e.objs, obj)
+	return nil
+}
+
+// Delete forgets the object of obj's key.
+func (e *initialEvents) Delete(obj interface{}) error {
+	key, err := DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return KeyError{Obj: obj, Err: err}
+	}
+	if i, ok := e.at[key]; ok {
+		e.objs[i] = removedEntry{}
+		delete(e.at, key)
+		e.holes++
+	}
+	return nil
+}
+
+// Replace starts over from list. A streaming list never calls it; it is
+// here to complete the ReflectorStore.
+func (e *initialEvents) Replace(list []interface{}, _ string) error {
+	e.objs, e.at, e.holes = nil, map[string]int{}, 0
+	for _, obj := range list {
+		if err := e.put(obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Resync does nothing: there is nothing downstream to resync.
+func (e *initialEvents) Resync() error { return nil }
+
+// list returns the collected objects in arrival order and empties e, so
+// that its index is garbage before the list is handed on.
+func (e *initialEvents) list() []interface{} {
+	objs := e.objs
+	if e.holes > 0 {
+		kept := objs[:0]
+		for _, obj := range objs {
+			if _, removed := obj.(removedEntry); !removed {
+				kept = append(kept, obj)
+			}
+		}
+		clear(objs[len(kept):])
+		objs = kept
+	}
+	e.objs, e.at, e.holes = nil, nil, 0
+	return objs
+}
