@@ -69,6 +69,20 @@
 //     cannot keep the informer's writers waiting for a whole scheduling
 //     slice.
 //
+// # Listers
+//
+// ListAll and ListAllByNamespace compile the label selector once per call
+// into plain map lookups (=, ==, single-value in, exists, !exists); other
+// operators are asked of the requirement itself and other selector types
+// of their own Matches (label_match.go). Labels are read 32 objects at a
+// time before any is tested, so the memory misses of a large cache
+// overlap. ListAll copies this package's stores into a pooled buffer
+// (cleared before reuse) instead of a new slice per call, and
+// ListAllByNamespace reads the namespace bucket directly when the index
+// function is MetaNamespaceIndexFunc. Listings yield the processor every
+// 1024 objects: several goroutines looping over big listings then share
+// the cores with the informer instead of starving it.
+//
 // # Relists reuse unchanged objects
 //
 // While a list arrives (the pages of a LIST, or the initial events of a

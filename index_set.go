@@ -45,6 +45,15 @@ func (s *indexSet) fileNew(id int32, vals *indexValues) {
 	}
 }
 
+// reserve makes room for n slots in all in every index.
+func (s *indexSet) reserve(n int) {
+	for _, col := range s.cols {
+		if n > cap(col.first) {
+			col.first = append(make([]link, 0, n), col.first...)
+		}
+	}
+}
+
 // refile moves slot id from the values it is filed under to vals, touching
 // only the indexes whose values changed. Needs the write lock.
 func (s *indexSet) refile(id int32, vals *indexValues) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
 )
 
 // listerPod returns a pod with the given namespace, name and labels.
@@ -54,7 +56,7 @@ func listerCollect(out *[]interface{}) AppendFunc {
 }
 
 // listerSelector parses a label selector or fails the test.
-func listerSelector(t *testing.T, s string) labels.Selector {
+func listerSelector(t testing.TB, s string) labels.Selector {
 	t.Helper()
 	sel, err := labels.Parse(s)
 	if err != nil {
@@ -315,5 +317,295 @@ func TestGenericLister_ValuesThatAreNotRuntimeObjectsAreErrors(t *testing.T) {
 	}
 	if obj, err := lister.Get("good"); err != nil || obj == nil {
 		t.Errorf("Get(good) = %v, %v", obj, err)
+	}
+}
+
+// listerSpyIndexer records how ListAllByNamespace reads an indexer; with
+// failByIndex its ByIndex fails, as an Indexer whose GetIndexers and
+// ByIndex disagree might.
+type listerSpyIndexer struct {
+	Indexer
+	failByIndex bool
+	calls       []string
+}
+
+func (s *listerSpyIndexer) Index(indexName string, obj interface{}) ([]interface{}, error) {
+	m, err := listerMetaOf(obj)
+	if err != nil {
+		s.calls = append(s.calls, fmt.Sprintf("Index(%s, %T)", indexName, obj))
+	} else {
+		s.calls = append(s.calls, fmt.Sprintf("Index(%s, %T in %q)", indexName, obj, m.GetNamespace()))
+	}
+	return s.Indexer.Index(indexName, obj)
+}
+
+func (s *listerSpyIndexer) ByIndex(indexName, indexedValue string) ([]interface{}, error) {
+	s.calls = append(s.calls, fmt.Sprintf("ByIndex(%s, %q)", indexName, indexedValue))
+	if s.failByIndex {
+		return nil, errors.New("spy: ByIndex fails")
+	}
+	return s.Indexer.ByIndex(indexName, indexedValue)
+}
+
+func (s *listerSpyIndexer) List() []interface{} {
+	s.calls = append(s.calls, "List()")
+	return s.Indexer.List()
+}
+
+func TestListAllByNamespace_LooksUpTheNamespaceDirectlyOnlyForMetaNamespaceIndexFunc(t *testing.T) {
+	wrappedMetaNamespace := func(obj interface{}) ([]string, error) { return MetaNamespaceIndexFunc(obj) }
+	cases := map[string]struct {
+		indexers    Indexers
+		failByIndex bool
+		namespace   string
+		wantCalls   []string
+		wantWarning bool
+	}{
+		"MetaNamespaceIndexFunc: direct lookup": {
+			indexers:  Indexers{NamespaceIndex: MetaNamespaceIndexFunc},
+			namespace: "b",
+			wantCalls: []string{`ByIndex(namespace, "b")`},
+		},
+		"another function, even one calling it: probe": {
+			indexers:  Indexers{NamespaceIndex: wrappedMetaNamespace},
+			namespace: "b",
+			wantCalls: []string{`Index(namespace, *v1.ObjectMeta in "b")`},
+		},
+		"MetaNamespaceIndexFunc under another name: probe, fails, scan": {
+			indexers:    Indexers{"ns": MetaNamespaceIndexFunc},
+			namespace:   "b",
+			wantCalls:   []string{`Index(namespace, *v1.ObjectMeta in "b")`, "List()"},
+			wantWarning: true,
+		},
+		"no index: probe, fails, scan with a warning": {
+			indexers:    Indexers{},
+			namespace:   "b",
+			wantCalls:   []string{`Index(namespace, *v1.ObjectMeta in "b")`, "List()"},
+			wantWarning: true,
+		},
+		"direct lookup failing: probe": {
+			indexers:    Indexers{NamespaceIndex: MetaNamespaceIndexFunc},
+			failByIndex: true,
+			namespace:   "b",
+			wantCalls:   []string{`ByIndex(namespace, "b")`, `Index(namespace, *v1.ObjectMeta in "b")`},
+		},
+		"every namespace: list": {
+			indexers:  Indexers{NamespaceIndex: MetaNamespaceIndexFunc},
+			namespace: metav1.NamespaceAll,
+			wantCalls: []string{"List()"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			logger, logged := newCapturingLogger(t)
+			klog.SetLoggerWithOptions(logger, klog.ContextualLogger(true))
+			t.Cleanup(klog.ClearLogger)
+
+			spy := &listerSpyIndexer{Indexer: listerIndexer(t, tc.indexers, listerFixture()...), failByIndex: tc.failByIndex}
+			var got []interface{}
+			if err := ListAllByNamespace(spy, tc.namespace, labels.SelectorFromSet(labels.Set{"app": "web"}), listerCollect(&got)); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"b/web2"}
+			if tc.namespace == metav1.NamespaceAll {
+				want = []string{"a/web1", "b/web2", "global"}
+			}
+			if diff := cmp.Diff(want, listedKeys(got)); diff != "" {
+				t.Errorf("listed (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantCalls, spy.calls); diff != "" {
+				t.Errorf("indexer calls (-want +got):\n%s", diff)
+			}
+			var warnings []string
+			for _, entry := range logged() {
+				warnings = append(warnings, entry.Message+" namespace="+entry.Values["namespace"])
+			}
+			var wantWarnings []string
+			if tc.wantWarning {
+				wantWarnings = []string{"Warning: listing a namespace without the namespace index; scanning every object instead namespace=b"}
+			}
+			if diff := cmp.Diff(wantWarnings, warnings); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// keysInOrder renders listed pods as their store keys, in listing order.
+func keysInOrder(objs []interface{}) []string {
+	var out []string
+	for _, obj := range objs {
+		key, err := MetaNamespaceKeyFunc(obj)
+		if err != nil {
+			key = fmt.Sprintf("%v", obj)
+		}
+		out = append(out, key)
+	}
+	return out
+}
+
+// listOneByOne is the plain definition appendMatching must agree with:
+// objects in order, stopping at the first one without metadata.
+func listOneByOne(items []interface{}, selector labels.Selector) ([]interface{}, bool) {
+	var out []interface{}
+	for _, obj := range items {
+		m, err := listerMetaOf(obj)
+		if err != nil {
+			return out, true
+		}
+		if selector.Matches(labels.Set(m.GetLabels())) {
+			out = append(out, obj)
+		}
+	}
+	return out, false
+}
+
+func TestAppendMatching_AgreesWithListingOneByOne(t *testing.T) {
+	// labelCycle gives pod i its labels: several pods have none, so that
+	// selectors matching an empty label set are exercised.
+	labelCycle := []map[string]string{
+		{"app": "web"}, nil, {"app": "db", "tier": "front"}, {}, {"tier": "back"}, {"app": ""},
+	}
+	selectors := []string{"app=web", "!app", "app!=db", "tier", "app in (web,db),!tier", "app notin (web)"}
+	sizes := []int{0, 1, labelBlockSize - 1, labelBlockSize, labelBlockSize + 1, 3*labelBlockSize + 5}
+	for _, size := range sizes {
+		for _, badAt := range []int{-1, 0, size / 2, size - 1, labelBlockSize, labelBlockSize + 1} {
+			if badAt >= size {
+				continue
+			}
+			items := make([]interface{}, size)
+			for i := range items {
+				items[i] = listerPod("a", fmt.Sprintf("p%03d", i), labelCycle[i%len(labelCycle)])
+			}
+			if badAt >= 0 {
+				items[badAt] = fmt.Sprintf("no metadata at %d", badAt)
+			}
+			for _, text := range selectors {
+				name := fmt.Sprintf("%d objects/bad at %d/%s", size, badAt, text)
+				t.Run(name, func(t *testing.T) {
+					selector := listerSelector(t, text)
+					want, wantErr := listOneByOne(items, selector)
+					var got []interface{}
+					err := appendMatching(items, selector, listerCollect(&got))
+					if (err != nil) != wantErr {
+						t.Fatalf("error = %v, want error: %v", err, wantErr)
+					}
+					if diff := cmp.Diff(keysInOrder(want), keysInOrder(got)); diff != "" {
+						t.Errorf("listed (-want +got):\n%s", diff)
+					}
+				})
+			}
+		}
+	}
+}
+
+// listerAppendingStore is a Store with the objectAppender capability; it
+// remembers the slices it filled, so tests can see that the listing
+// cleared them, and counts calls to List.
+type listerAppendingStore struct {
+	Store
+	filled [][]interface{}
+	lists  int
+}
+
+func (s *listerAppendingStore) appendObjects(dst []interface{}) []interface{} {
+	out := append(dst, s.Store.List()...)
+	s.filled = append(s.filled, out)
+	return out
+}
+
+func (s *listerAppendingStore) List() []interface{} {
+	s.lists++
+	return s.Store.List()
+}
+
+func TestListAll_ReadsIntoAClearedReusedBufferWhenTheStoreCan(t *testing.T) {
+	cases := map[string]struct {
+		objs     []interface{}
+		selector labels.Selector
+		want     []string
+		wantErr  bool
+	}{
+		"everything": {
+			objs:     listerFixture(),
+			selector: labels.Everything(),
+			want:     []string{"a/db1", "a/web1", "b/plain", "b/web2", "global"},
+		},
+		"by label": {
+			objs:     listerFixture(),
+			selector: labels.SelectorFromSet(labels.Set{"app": "web"}),
+			want:     []string{"a/web1", "b/web2", "global"},
+		},
+		"a value without metadata ends the listing": {
+			objs:     []interface{}{"not an object"},
+			selector: labels.SelectorFromSet(labels.Set{"app": "web"}),
+			wantErr:  true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			store := &listerAppendingStore{Store: NewStore(listerAnyKey)}
+			for _, obj := range tc.objs {
+				if err := store.Store.Add(obj); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for round := range 2 {
+				var got []interface{}
+				err := ListAll(store, tc.selector, listerCollect(&got))
+				if (err != nil) != tc.wantErr {
+					t.Fatalf("round %d: error = %v, want error: %v", round, err, tc.wantErr)
+				}
+				if diff := cmp.Diff(tc.want, listedKeys(got), emptyAsNilSlices); diff != "" {
+					t.Errorf("round %d: listed (-want +got):\n%s", round, diff)
+				}
+			}
+			if store.lists != 0 || len(store.filled) != 2 {
+				t.Errorf("List called %d times, appendObjects %d; want 0 and 2", store.lists, len(store.filled))
+			}
+			for i, filled := range store.filled {
+				for j, obj := range filled {
+					if obj != nil {
+						t.Errorf("buffer of listing %d still holds %v at %d", i, obj, j)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestListAll_ConcurrentListingsDoNotShareBuffers(t *testing.T) {
+	base := NewStore(MetaNamespaceKeyFunc)
+	const pods = 200
+	for i := range pods {
+		if err := base.Add(listerPod("a", fmt.Sprintf("p%03d", i), map[string]string{"n": fmt.Sprint(i % 2)})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// appendObjects records what it filled without a lock: give each
+	// goroutine its own store sharing the same objects.
+	const listers = 4
+	counts := make([]int, listers)
+	var wg sync.WaitGroup
+	for g := range listers {
+		own := &listerAppendingStore{Store: base}
+		wg.Go(func() {
+			for range 50 {
+				n := 0
+				if err := ListAll(own, listerSelector(t, "n=1"), func(obj interface{}) {
+					if obj.(*v1.Pod).Labels["n"] != "1" {
+						t.Errorf("listed %v", obj)
+					}
+					n++
+				}); err != nil {
+					t.Error(err)
+				}
+				counts[g] += n
+			}
+		})
+	}
+	wg.Wait()
+	if diff := cmp.Diff([]int{50 * pods / 2, 50 * pods / 2, 50 * pods / 2, 50 * pods / 2}, counts); diff != "" {
+		t.Errorf("objects listed per goroutine (-want +got):\n%s", diff)
 	}
 }

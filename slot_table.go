@@ -55,6 +55,15 @@ func (t *slotTable) insert(key string, obj interface{}) int32 {
 	return id
 }
 
+// reserve makes room for n slots in all, so a bulk insert grows the
+// arrays once.
+func (t *slotTable) reserve(n int) {
+	if n > cap(t.keys) {
+		t.keys = append(make([]string, 0, n), t.keys...)
+		t.objs = append(make([]interface{}, 0, n), t.objs...)
+	}
+}
+
 // remove drops slot id and moves the last slot into its place. It returns
 // the slot number that moved to id, or noSlot when id was the last.
 func (t *slotTable) remove(id int32) (movedFrom int32) {

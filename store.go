@@ -232,6 +232,11 @@ func (c *cache) Delete(obj interface{}) error {
 // List returns every stored object (shared: do not modify).
 func (c *cache) List() []interface{} { return c.storage.List() }
 
+// appendObjects appends every stored object to dst; see objectAppender.
+func (c *cache) appendObjects(dst []interface{}) []interface{} {
+	return c.storage.appendObjects(dst)
+}
+
 // ListKeys returns every key.
 func (c *cache) ListKeys() []string { return c.storage.ListKeys() }
 

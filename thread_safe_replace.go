@@ -26,6 +26,10 @@ func (c *threadSafeMap) replace(items []keyedObject, resourceVersion string) err
 	vals := computeChangedValues(funcs, items, same)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if len(items) > c.tab.len() {
+		c.tab.reserve(len(items))
+		c.idx.reserve(len(items))
+	}
 	kept := newBitset(c.tab.len() + len(items))
 	var errs []error
 	changed := 0

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -220,6 +221,16 @@ func (c *threadSafeMap) Get(key string) (item interface{}, exists bool) {
 func (c *threadSafeMap) List() []interface{} {
 	c.mu.RLock()
 	out := c.tab.objects()
+	c.mu.RUnlock()
+	yieldAfterBulkRead(len(out))
+	return out
+}
+
+// appendObjects appends every stored object to dst: List into a buffer
+// the caller reuses (the listers pool theirs). dst is grown once.
+func (c *threadSafeMap) appendObjects(dst []interface{}) []interface{} {
+	c.mu.RLock()
+	out := append(slices.Grow(dst, c.tab.len()), c.tab.objs...)
 	c.mu.RUnlock()
 	yieldAfterBulkRead(len(out))
 	return out
