@@ -2,6 +2,7 @@ package harness
 
 import (
 	"runtime"
+	"runtime/metrics"
 	"time"
 )
 
@@ -41,6 +42,8 @@ type B struct {
 	// Loop state. Invariant: i <= next while looping.
 	looping bool
 	i, next int
+	// live is the live heap measured when Loop started, after a GC.
+	live uint64
 }
 
 // NewB returns a B whose Loop runs for benchTime.
@@ -119,20 +122,21 @@ func (b *B) loopSlow() bool {
 	if !b.looping {
 		b.looping = true
 		runtime.GC()
+		b.live = liveHeap()
 		b.ResetTimer()
 		b.StartTimer()
 		b.i, b.next = 1, 1
 		return true
 	}
 	elapsed := b.Elapsed()
-	if elapsed >= b.BenchTime || (b.MaxN > 0 && b.i >= b.MaxN) {
+	capped := b.MaxN > 0 && b.i >= b.MaxN
+	if capped || (elapsed >= b.BenchTime && !b.owesCollections(elapsed)) {
 		b.StopTimer()
 		b.n = b.i
 		b.looping = false
 		return false
 	}
-	perOp := max(elapsed.Nanoseconds()/int64(b.i), 1)
-	want := int64(b.BenchTime-elapsed) / perOp
+	want := b.moreIterations(elapsed)
 	want = min(want+want/5+1, int64(b.i)*100)
 	next := b.i + int(max(want, 1))
 	if b.MaxN > 0 {
@@ -141,6 +145,50 @@ func (b *B) loopSlow() bool {
 	b.next = next
 	b.i++
 	return true
+}
+
+// The garbage collector runs once per live heap allocated, roughly, and a
+// cycle over a big fixture costs as much as hundreds of operations of a
+// workload that allocates megabytes. A run that allocated about one live
+// heap may or may not contain a cycle, and its time per op then depends on
+// that coin toss more than on the library. So a loop that has allocated
+// between a quarter of the live heap and gcShare live heaps keeps going
+// until it reaches gcShare, paying its share of collections like any
+// other; a loop allocating less is too rarely interrupted to matter.
+const (
+	gcShare = 2
+	// gcShareTime bounds that extension, in multiples of BenchTime.
+	gcShareTime = 5
+)
+
+// owesCollections reports whether the loop must go on to pay its share of
+// garbage collections; see gcShare.
+func (b *B) owesCollections(elapsed time.Duration) bool {
+	if b.live == 0 || elapsed >= gcShareTime*b.BenchTime {
+		return false
+	}
+	allocated := b.allocatedSoFar()
+	return allocated >= b.live/4 && allocated < gcShare*b.live
+}
+
+// moreIterations estimates the iterations still needed: enough to reach
+// BenchTime, or gcShare live heaps of allocation when that is owed.
+func (b *B) moreIterations(elapsed time.Duration) int64 {
+	if elapsed < b.BenchTime {
+		perOp := max(elapsed.Nanoseconds()/int64(b.i), 1)
+		return int64(b.BenchTime-elapsed) / perOp
+	}
+	allocated := b.allocatedSoFar()
+	perOp := max(allocated/uint64(b.i), 1)
+	return int64((gcShare*b.live - allocated) / perOp)
+}
+
+// allocatedSoFar is the bytes allocated in timed stretches up to now.
+func (b *B) allocatedSoFar() uint64 {
+	if !b.timerOn {
+		return b.bytes
+	}
+	return b.bytes + heapAllocs() - b.bytes0
 }
 
 // Result is the outcome of one run.
@@ -173,4 +221,19 @@ type Result struct {
 	AllocsPerOp float64
 	BytesPerOp  float64
 	Extra       map[string]float64
+}
+
+// heapAllocs is the bytes allocated since the process started, the same
+// count StartTimer records.
+func heapAllocs() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.TotalAlloc
+}
+
+// liveHeap is the heap the last garbage collection found live.
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: metricHeapLive}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }

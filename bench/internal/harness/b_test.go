@@ -81,3 +81,35 @@ func TestBOneShot(t *testing.T) {
 	}
 	retained = nil
 }
+
+// TestBLoopPaysItsShareOfCollections checks that a loop whose allocations
+// reach a quarter of the live heap runs on until it has allocated gcShare
+// live heaps, and that one allocating little stops at the bench time.
+func TestBLoopPaysItsShareOfCollections(t *testing.T) {
+	retained = [][]byte{make([]byte, 8<<20)} // a live heap of about 8 MiB
+	defer func() { retained = nil }()
+	tests := []struct {
+		name      string
+		perOp     int
+		wantBytes func(live uint64) (lo, hi uint64)
+	}{
+		{"a heavy allocator goes on to two live heaps", 256 << 10, func(live uint64) (uint64, uint64) { return gcShare * live, 8 * gcShare * live }},
+		{"a light allocator stops at the bench time", 16, func(uint64) (uint64, uint64) { return 0, 4 << 20 }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := NewB(20 * time.Millisecond)
+			var sink []byte
+			for b.Loop() {
+				sink = make([]byte, tc.perOp)
+				time.Sleep(time.Millisecond) // the op being measured
+			}
+			_ = sink
+			allocated := uint64(b.Result().BytesPerOp * float64(b.Result().N))
+			lo, hi := tc.wantBytes(b.live)
+			if allocated < lo || allocated > hi {
+				t.Errorf("allocated %d bytes over %d ops with a live heap of %d; want %d..%d", allocated, b.Result().N, b.live, lo, hi)
+			}
+		})
+	}
+}
