@@ -21,18 +21,20 @@ type IndexQuery struct {
 type Fixture struct {
 	Sizes Sizes
 
-	cluster     sync.Once
-	pods        []*v1.Pod     // ClusterLayout pods at resourceVersion i+1
-	podList     []interface{} // pods, as Replace takes them
-	updated     []*v1.Pod     // pods at a newer resourceVersion, every 10th moved
-	keys        []string      // keys of pods in a scattered order
-	queries     []IndexQuery
-	namespaces  []string
-	informer    sync.Once
-	infPods     []*v1.Pod // BigNamespaceLayout pods
-	infEvents   []*v1.Pod // Modified versions of infPods, in push order
-	selectorSet sync.Once
-	selector    labels.Selector
+	// clusterMu guards clusterBuilt and the cluster fields below it.
+	clusterMu    sync.Mutex
+	clusterBuilt bool
+	pods         []*v1.Pod     // ClusterLayout pods at resourceVersion i+1
+	podList      []interface{} // pods, as Replace takes them
+	updated      []*v1.Pod     // pods at a newer resourceVersion, every 10th moved
+	keys         []string      // keys of pods in a scattered order
+	queries      []IndexQuery
+	namespaces   []string
+	informer     sync.Once
+	infPods      []*v1.Pod // BigNamespaceLayout pods
+	infEvents    []*v1.Pod // Modified versions of infPods, in push order
+	selectorSet  sync.Once
+	selector     labels.Selector
 }
 
 // NewFixture returns a fixture for sizes.
@@ -100,44 +102,58 @@ func (f *Fixture) InformerListRV() string { return strconv.Itoa(f.Sizes.Informer
 // BigNamespace is the namespace of every informer pod.
 var BigNamespace = BigNamespaceLayout.Namespace(0)
 
+// ReleaseCluster drops the cluster pods and everything derived from them,
+// so that later workloads run on a heap holding only their own fixture; a
+// workload asking for them again rebuilds them.
+func (f *Fixture) ReleaseCluster() {
+	f.clusterMu.Lock()
+	defer f.clusterMu.Unlock()
+	f.clusterBuilt = false
+	f.pods, f.podList, f.updated, f.keys, f.queries, f.namespaces = nil, nil, nil, nil, nil, nil
+}
+
 func (f *Fixture) buildCluster() {
-	f.cluster.Do(func() {
-		n := f.Sizes.Pods
-		l := ClusterLayout
-		f.pods = make([]*v1.Pod, n)
-		f.podList = make([]interface{}, n)
-		f.updated = make([]*v1.Pod, n)
-		for i := range n {
-			f.pods[i] = l.Pod(i, uint64(i+1), 0)
-			f.podList[i] = f.pods[i]
-			node := ""
-			if i%10 == 0 {
-				node = l.MovedNode(i)
-			}
-			f.updated[i] = Modified(f.pods[i], uint64(n+1+i), node)
+	f.clusterMu.Lock()
+	defer f.clusterMu.Unlock()
+	if f.clusterBuilt {
+		return
+	}
+	f.clusterBuilt = true
+	n := f.Sizes.Pods
+	l := ClusterLayout
+	f.pods = make([]*v1.Pod, n)
+	f.podList = make([]interface{}, n)
+	f.updated = make([]*v1.Pod, n)
+	for i := range n {
+		f.pods[i] = l.Pod(i, uint64(i+1), 0)
+		f.podList[i] = f.pods[i]
+		node := ""
+		if i%10 == 0 {
+			node = l.MovedNode(i)
 		}
-		f.keys = make([]string, n)
-		for i := range n {
-			f.keys[i] = l.Key(scatter(i, n))
+		f.updated[i] = Modified(f.pods[i], uint64(n+1+i), node)
+	}
+	f.keys = make([]string, n)
+	for i := range n {
+		f.keys[i] = l.Key(scatter(i, n))
+	}
+	const queryCount = 3000
+	f.queries = make([]IndexQuery, queryCount)
+	for q := range queryCount {
+		p := f.pods[scatter(q, n)]
+		switch q % 3 {
+		case 0:
+			f.queries[q] = IndexQuery{Index: NamespaceIndex, Value: p.Namespace}
+		case 1:
+			f.queries[q] = IndexQuery{Index: NodeIndex, Value: p.Spec.NodeName}
+		default:
+			f.queries[q] = IndexQuery{Index: AppIndex, Value: p.Labels["app"]}
 		}
-		const queryCount = 3000
-		f.queries = make([]IndexQuery, queryCount)
-		for q := range queryCount {
-			p := f.pods[scatter(q, n)]
-			switch q % 3 {
-			case 0:
-				f.queries[q] = IndexQuery{Index: NamespaceIndex, Value: p.Namespace}
-			case 1:
-				f.queries[q] = IndexQuery{Index: NodeIndex, Value: p.Spec.NodeName}
-			default:
-				f.queries[q] = IndexQuery{Index: AppIndex, Value: p.Labels["app"]}
-			}
-		}
-		f.namespaces = make([]string, 1000)
-		for q := range f.namespaces {
-			f.namespaces[q] = f.pods[scatter(q, n)].Namespace
-		}
-	})
+	}
+	f.namespaces = make([]string, 1000)
+	for q := range f.namespaces {
+		f.namespaces[q] = f.pods[scatter(q, n)].Namespace
+	}
 }
 
 func (f *Fixture) buildInformer() {

@@ -46,6 +46,13 @@ func sharedIndexer(fx *harness.Fixture) (cache.Indexer, error) {
 	return readIndexer.idx, nil
 }
 
+// releaseSharedIndexer drops the shared read-only indexer.
+func releaseSharedIndexer() {
+	readIndexer.mu.Lock()
+	defer readIndexer.mu.Unlock()
+	readIndexer.fx, readIndexer.idx = nil, nil
+}
+
 // indexerAdd times Add while an empty indexer grows to Sizes.Pods pods;
 // the indexer is replaced by an empty one, untimed, when it is full.
 func indexerAdd(b *harness.B, fx *harness.Fixture) error {

@@ -49,7 +49,8 @@ func Library() harness.Library {
 			{Name: "WriteRate/1reader", Group: harness.GroupWriteRate, Run: writeRate(1)},
 			{Name: "WriteRate/10readers", Group: harness.GroupWriteRate, Run: writeRate(10)},
 		},
-		Memory: memory,
+		Memory:  memory,
+		Release: releaseSharedIndexer,
 	}
 }
 
