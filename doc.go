@@ -80,7 +80,7 @@
 // (cleared before reuse) instead of a new slice per call, and
 // ListAllByNamespace reads the namespace bucket directly when the index
 // function is MetaNamespaceIndexFunc. Listings yield the processor every
-// 1024 objects: several goroutines looping over big listings then share
+// 256 objects: several goroutines looping over big listings then share
 // the cores with the informer instead of starving it.
 //
 // # Relists reuse unchanged objects

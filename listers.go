@@ -133,7 +133,7 @@ func appendMatching(items []interface{}, selector labels.Selector, appendFn Appe
 }
 
 // yieldStretch is how many objects a listing goes through between yields.
-const yieldStretch = 1024
+const yieldStretch = 256
 
 // yieldBetweenStretches yields the processor when done, the number of
 // objects a listing has gone through, completes a stretch. A listing of
