@@ -348,3 +348,43 @@ func TestAddIndexers_AfterMostObjectsLeft(t *testing.T) {
 	}
 	compareWithModel(t, s, m, "after AddIndexers")
 }
+
+func TestAppendIndexed_AppendsWhatByIndexReturns(t *testing.T) {
+	s := NewIndexer(MetaNamespaceKeyFunc, Indexers{"node": byNodeIndex}).(*cache)
+	for i, node := range []string{"n1", "n2", "n1"} {
+		if err := s.Add(podOnNode("ns", fmt.Sprint("p", i), node, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prefix := []interface{}{"kept"}
+	tests := []struct {
+		name, index, value string
+		wantKeys           []string
+		wantErr            bool
+	}{
+		{"a value with objects", "node", "n1", []string{"ns/p0", "ns/p2"}, false},
+		{"a value without objects", "node", "n9", []string{}, false},
+		{"an unknown index", "zone", "a", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := s.appendIndexed(append([]interface{}(nil), prefix...), tt.index, tt.value)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("error = %v, want error %v", err, tt.wantErr)
+			}
+			if len(got) == 0 || got[0] != "kept" {
+				t.Fatalf("the prefix was not kept: %v", got)
+			}
+			if tt.wantErr {
+				return
+			}
+			if diff := cmp.Diff(tt.wantKeys, keysOf(got[1:])); diff != "" {
+				t.Errorf("appended (-want +got):\n%s", diff)
+			}
+			byIndex, _ := s.ByIndex(tt.index, tt.value)
+			if diff := cmp.Diff(keysOf(byIndex), keysOf(got[1:])); diff != "" {
+				t.Errorf("differs from ByIndex (-ByIndex +appendIndexed):\n%s", diff)
+			}
+		})
+	}
+}

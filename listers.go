@@ -49,14 +49,52 @@ func appendMatchingStored(store Store, selector labels.Selector, appendFn Append
 	if !ok {
 		return appendMatching(store.List(), selector, appendFn)
 	}
-	buf := listBuffers.Get().(*[]interface{})
-	items := appender.appendObjects((*buf)[:0])
-	defer func() {
-		clear(items)
-		*buf = items[:0]
-		listBuffers.Put(buf)
-	}()
+	buf := takeListBuffer()
+	items := appender.appendObjects(*buf)
+	defer returnListBuffer(buf, items)
 	return appendMatching(items, selector, appendFn)
+}
+
+// indexAppender is an optional capability of an Indexer: appendIndexed
+// appends the objects ByIndex would return to dst.
+type indexAppender interface {
+	appendIndexed(dst []interface{}, indexName, indexedValue string) ([]interface{}, error)
+}
+
+// appendMatchingIndexed is appendMatching over ByIndex(indexName, value),
+// read into a pooled buffer when the indexer is an indexAppender. found is
+// false, and nothing was passed to appendFn, when the lookup failed.
+func appendMatchingIndexed(indexer Indexer, indexName, value string, selector labels.Selector, appendFn AppendFunc) (found bool, err error) {
+	appender, ok := indexer.(indexAppender)
+	if !ok {
+		items, err := indexer.ByIndex(indexName, value)
+		if err != nil {
+			return false, err
+		}
+		return true, appendMatching(items, selector, appendFn)
+	}
+	buf := takeListBuffer()
+	items, err := appender.appendIndexed(*buf, indexName, value)
+	defer returnListBuffer(buf, items)
+	if err != nil {
+		return false, err
+	}
+	return true, appendMatching(items, selector, appendFn)
+}
+
+// takeListBuffer lends an empty buffer from the pool.
+func takeListBuffer() *[]interface{} {
+	buf := listBuffers.Get().(*[]interface{})
+	*buf = (*buf)[:0]
+	return buf
+}
+
+// returnListBuffer gives buf back holding items, the slice filled from it
+// (perhaps grown), cleared so that the pool keeps no object alive.
+func returnListBuffer(buf *[]interface{}, items []interface{}) {
+	clear(items)
+	*buf = items[:0]
+	listBuffers.Put(buf)
 }
 
 // ListAllByNamespace is ListAll restricted to one namespace, where
@@ -75,8 +113,8 @@ func ListAllByNamespace(indexer Indexer, namespace string, selector labels.Selec
 		return appendMatchingStored(indexer, selector, appendFn)
 	}
 	if indexesByMetaNamespace(indexer) {
-		if items, err := indexer.ByIndex(NamespaceIndex, namespace); err == nil {
-			return appendMatching(items, selector, appendFn)
+		if found, err := appendMatchingIndexed(indexer, NamespaceIndex, namespace, selector, appendFn); found {
+			return err
 		}
 	}
 	items, err := indexer.Index(NamespaceIndex, &metav1.ObjectMeta{Namespace: namespace})
@@ -112,7 +150,7 @@ func selectsNothing(selector labels.Selector) bool {
 func appendMatching(items []interface{}, selector labels.Selector, appendFn AppendFunc) error {
 	if selectsEverything(selector) {
 		for i, obj := range items {
-			yieldBetweenStretches(i)
+			yieldEvery(copyStretch, i)
 			appendFn(obj)
 		}
 		return nil
@@ -120,7 +158,7 @@ func appendMatching(items []interface{}, selector labels.Selector, appendFn Appe
 	matcher := newLabelMatcher(selector)
 	var block labelBlock
 	for done := 0; len(items) > 0; done += labelBlockSize {
-		yieldBetweenStretches(done)
+		yieldEvery(matchStretch, done)
 		objs := items[:min(len(items), labelBlockSize)]
 		items = items[len(objs):]
 		read, err := block.load(objs)
@@ -132,18 +170,23 @@ func appendMatching(items []interface{}, selector labels.Selector, appendFn Appe
 	return nil
 }
 
-// yieldStretch is how many objects a listing goes through between yields.
-const yieldStretch = 256
+// A listing yields the processor once per stretch of objects: every
+// matchStretch objects whose labels it tests, every copyStretch objects it
+// passes on untested (a hundred times cheaper each). A stretch is some
+// microseconds of work, a yield about a hundred nanoseconds.
+const (
+	matchStretch = 256
+	copyStretch  = 8192
+)
 
-// yieldBetweenStretches yields the processor when done, the number of
-// objects a listing has gone through, completes a stretch. A listing of
-// a big cache is a long run of CPU outside any lock; several goroutines
-// looping over such listings would otherwise keep the informer's
-// goroutines (which must take the store's write lock and feed the
-// handlers) waiting for whole scheduling slices. A yield per stretch
-// costs well under one percent of the stretch.
-func yieldBetweenStretches(done int) {
-	if done > 0 && done%yieldStretch == 0 {
+// yieldEvery yields the processor when done, the number of objects a
+// listing has gone through, completes a stretch. A listing of a big cache
+// is a long run of CPU outside any lock; several goroutines looping over
+// such listings would otherwise keep the informer's goroutines (which take
+// the store's write lock and feed the handlers) waiting for whole
+// scheduling slices.
+func yieldEvery(stretch, done int) {
+	if done > 0 && done%stretch == 0 {
 		goruntime.Gosched()
 	}
 }

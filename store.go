@@ -237,6 +237,12 @@ func (c *cache) appendObjects(dst []interface{}) []interface{} {
 	return c.storage.appendObjects(dst)
 }
 
+// appendIndexed appends the objects ByIndex would return to dst; see
+// indexAppender.
+func (c *cache) appendIndexed(dst []interface{}, indexName, indexedValue string) ([]interface{}, error) {
+	return c.storage.appendIndexed(dst, indexName, indexedValue)
+}
+
 // ListKeys returns every key.
 func (c *cache) ListKeys() []string { return c.storage.ListKeys() }
 

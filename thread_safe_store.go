@@ -365,6 +365,26 @@ func (c *threadSafeMap) ByIndex(indexName, indexedValue string) ([]interface{}, 
 	return out, nil
 }
 
+// appendIndexed appends the objects ByIndex would return to dst: ByIndex
+// into a buffer the caller reuses (the listers pool theirs).
+func (c *threadSafeMap) appendIndexed(dst []interface{}, indexName, indexedValue string) ([]interface{}, error) {
+	c.mu.RLock()
+	col := c.idx.column(indexName)
+	if col == nil {
+		c.mu.RUnlock()
+		return dst, fmt.Errorf("index %q does not exist", indexName)
+	}
+	if bk := col.bucketOf(indexedValue); bk != nil {
+		dst = slices.Grow(dst, len(bk.members))
+		for _, id := range bk.members {
+			dst = append(dst, c.tab.objs[id])
+		}
+	}
+	c.mu.RUnlock()
+	yieldAfterBulkRead(len(dst))
+	return dst, nil
+}
+
 // bulkRead is the size from which a read yields the processor once it has
 // released the lock.
 const bulkRead = 1024
