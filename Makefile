@@ -40,7 +40,7 @@ integration:
 
 # bench-compare runs the same workloads against client-go v0.37.2 and
 # kcache, alternating rounds in one process, and prints a markdown table of
-# medians and ratios (about 15 minutes on 2 cores; add ARGS=-quick for a
+# medians and ratios (about 6 minutes on 2 cores; add ARGS=-quick for a
 # one-minute smoke run).
 bench-compare:
 	cd bench && $(GO) run ./cmd/compare $(ARGS)
