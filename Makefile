@@ -4,7 +4,7 @@ PKGS ?= ./...
 
 .PHONY: test demo examples-test bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak
 
-test: fmt-check vet unit compat examples-test bench-smoke-compare integration
+test: fmt-check vet unit bench-smoke compat examples-test bench-smoke-compare integration
 
 # demo runs the kcache demo against its built-in simulated cluster
 # (no cluster needed). DEMO_DURATION=0 runs it until Ctrl-C.
