@@ -98,13 +98,6 @@ func (t *slotTable) shrink() {
 	}
 }
 
-// objects returns every stored object in a new slice.
-func (t *slotTable) objects() []interface{} {
-	out := make([]interface{}, len(t.objs))
-	copy(out, t.objs)
-	return out
-}
-
 // keyList returns every stored key in a new slice.
 func (t *slotTable) keyList() []string {
 	out := make([]string, len(t.keys))

@@ -219,11 +219,7 @@ func (c *threadSafeMap) Get(key string) (item interface{}, exists bool) {
 
 // List returns every stored object.
 func (c *threadSafeMap) List() []interface{} {
-	c.mu.RLock()
-	out := c.tab.objects()
-	c.mu.RUnlock()
-	yieldAfterBulkRead(len(out))
-	return out
+	return c.appendObjects([]interface{}{})
 }
 
 // appendObjects appends every stored object to dst: List into a buffer
@@ -315,7 +311,7 @@ func (c *threadSafeMap) Index(indexName string, obj interface{}) ([]interface{},
 	c.mu.RLock()
 	col := c.idx.column(indexName)
 	if v.count == 1 {
-		out := c.objectsLocked(col.bucketOf(v.one))
+		out := c.appendBucketLocked([]interface{}{}, col.bucketOf(v.one))
 		c.mu.RUnlock()
 		yieldAfterBulkRead(len(out))
 		return out, nil
@@ -338,30 +334,25 @@ func (c *threadSafeMap) Index(indexName string, obj interface{}) ([]interface{},
 	return out, nil
 }
 
-// objectsLocked returns the objects of bk's members (none for a nil
-// bucket). The caller holds c.mu for reading.
-func (c *threadSafeMap) objectsLocked(bk *bucket) []interface{} {
+// appendBucketLocked appends the objects of bk's members (none for a nil
+// bucket) to dst, growing it once. The caller holds c.mu for reading.
+func (c *threadSafeMap) appendBucketLocked(dst []interface{}, bk *bucket) []interface{} {
 	if bk == nil {
-		return []interface{}{}
+		return dst
 	}
-	out := make([]interface{}, len(bk.members))
-	for i, id := range bk.members {
-		out[i] = c.tab.objs[id]
+	dst = slices.Grow(dst, len(bk.members))
+	for _, id := range bk.members {
+		dst = append(dst, c.tab.objs[id])
 	}
-	return out
+	return dst
 }
 
 // ByIndex returns the objects filed under indexedValue in the named index.
 func (c *threadSafeMap) ByIndex(indexName, indexedValue string) ([]interface{}, error) {
-	c.mu.RLock()
-	col := c.idx.column(indexName)
-	if col == nil {
-		c.mu.RUnlock()
-		return nil, fmt.Errorf("index %q does not exist", indexName)
+	out, err := c.appendIndexed([]interface{}{}, indexName, indexedValue)
+	if err != nil {
+		return nil, err
 	}
-	out := c.objectsLocked(col.bucketOf(indexedValue))
-	c.mu.RUnlock()
-	yieldAfterBulkRead(len(out))
 	return out, nil
 }
 
@@ -374,12 +365,7 @@ func (c *threadSafeMap) appendIndexed(dst []interface{}, indexName, indexedValue
 		c.mu.RUnlock()
 		return dst, fmt.Errorf("index %q does not exist", indexName)
 	}
-	if bk := col.bucketOf(indexedValue); bk != nil {
-		dst = slices.Grow(dst, len(bk.members))
-		for _, id := range bk.members {
-			dst = append(dst, c.tab.objs[id])
-		}
-	}
+	dst = c.appendBucketLocked(dst, col.bucketOf(indexedValue))
 	c.mu.RUnlock()
 	yieldAfterBulkRead(len(dst))
 	return dst, nil
