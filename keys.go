@@ -158,10 +158,17 @@ func ObjectToName(obj interface{}) (ObjectName, error) {
 	if err != nil {
 		return ObjectName{}, fmt.Errorf("object has no meta: %w", err)
 	}
-	if v := reflect.ValueOf(accessor); v.Kind() == reflect.Pointer && v.IsNil() {
+	if isNilPointer(accessor) {
 		return ObjectName{}, fmt.Errorf("object has no meta: nil %T", obj)
 	}
 	return MetaObjectToName(accessor), nil
+}
+
+// isNilPointer reports a nil pointer of any type: a value that passes type
+// checks but whose methods would dereference nil.
+func isNilPointer(obj interface{}) bool {
+	v := reflect.ValueOf(obj)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // DeletionHandlingObjectToName is ObjectToName that also understands

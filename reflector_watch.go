@@ -384,11 +384,7 @@ func (r *Reflector) admits(ctx context.Context, obj runtime.Object) bool {
 // isNilObject reports a missing object: nil, or a nil pointer of some
 // type (whose metadata methods would dereference it).
 func isNilObject(obj runtime.Object) bool {
-	if obj == nil {
-		return true
-	}
-	v := reflect.ValueOf(obj)
-	return v.Kind() == reflect.Pointer && v.IsNil()
+	return obj == nil || isNilPointer(obj)
 }
 
 // watchOptions are the options of a live watch resuming at rv.

@@ -73,13 +73,6 @@ func reuseCached(cached KeyGetter, key string, obj interface{}) (out interface{}
 	return held
 }
 
-// isNilPointer reports a nil pointer of any type, whose metadata methods
-// would dereference it.
-func isNilPointer(obj interface{}) bool {
-	v := reflect.ValueOf(obj)
-	return v.Kind() == reflect.Pointer && v.IsNil()
-}
-
 // listIntake is how a Reflector hands a list's objects to its store.
 type listIntake struct {
 	// prepare turns each listed object into the one to collect; nil

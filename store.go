@@ -3,7 +3,6 @@ package cache
 import (
 	"errors"
 	"fmt"
-	"reflect"
 )
 
 // Store is a keyed collection of objects. Objects returned by Get, GetByKey
@@ -179,7 +178,7 @@ func (c *cache) transform(key string, obj interface{}) (interface{}, error) {
 	if err != nil {
 		return nil, fmt.Errorf("transforming object %q: %w", key, err)
 	}
-	if v := reflect.ValueOf(out); v.Kind() == reflect.Pointer && v.IsNil() {
+	if isNilPointer(out) {
 		return nil, fmt.Errorf("transforming object %q: the transform returned a nil %T", key, out)
 	}
 	return out, nil
