@@ -1,9 +1,10 @@
 package cache
 
 // This file holds the lock-free core of a listener's pending notifications:
-// an ordered queue that, once it grows past a limit, merges the pending
+// an ordered queue that, while merging is on, merges the pending
 // notifications of each object, so its size is bounded by the number of
-// distinct objects instead of the number of events.
+// distinct objects instead of the number of events. Merging starts past a
+// fixed limit, or when the owning listener decides its handler stalled.
 
 // notificationKind tells which handler method a notification calls.
 type notificationKind uint8
@@ -61,7 +62,9 @@ type backlog struct {
 	entries []pendingEntry
 	// head is the index of the next entry to deliver.
 	head int
-	// limit is the size past which merging starts; 0 means never.
+	// limit is the size past which merging starts by itself (and below
+	// half of which it stops); 0 leaves starting and stopping to the
+	// owner (startMerging, stopMerging).
 	limit int
 	// byKey indexes live entries by object key while merging is on.
 	byKey map[string]int
@@ -95,35 +98,72 @@ func (b *backlog) push(n notification) {
 		b.startMerging()
 	}
 	if b.byKey != nil {
-		key := keyFor(n)
-		if key != "" {
-			if at, ok := b.byKey[key]; ok && b.absorb(&b.entries[at], n) {
-				b.merged++
-				return
-			}
-			b.byKey[key] = len(b.entries)
-		}
-		b.entries = append(b.entries, pendingEntry{key: key, first: n})
-		b.live++
+		b.pushMerging(n)
 		return
 	}
-	b.entries = append(b.entries, pendingEntry{first: n})
+	b.appendEntry(pendingEntry{first: n})
 	b.live++
 }
 
-// startMerging indexes the live entries by key. When one key has several
-// entries, the newest is indexed and older ones stay as they are: merging
-// only ever appends to the newest, which keeps per-object order.
+// pushMerging appends n, or merges it into the newest pending entry of its
+// object. Merging is on.
+func (b *backlog) pushMerging(n notification) {
+	key := keyFor(n)
+	if key != "" {
+		if at, ok := b.byKey[key]; ok && b.absorb(&b.entries[at], n) {
+			b.merged++
+			return
+		}
+		b.byKey[key] = len(b.entries)
+	}
+	b.appendEntry(pendingEntry{key: key, first: n})
+	b.live++
+}
+
+// backlogKeepCap is the most entries an emptied backlog keeps room for;
+// the room a burst left beyond it is given back.
+const backlogKeepCap = 1024
+
+// appendEntry appends e, doubling the room when it runs out: a burst of
+// n notifications copies about n entries in all, not four times as many
+// as append's gentler growth of large slices would.
+func (b *backlog) appendEntry(e pendingEntry) {
+	if len(b.entries) == cap(b.entries) {
+		grown := make([]pendingEntry, len(b.entries), max(16, 2*cap(b.entries)))
+		copy(grown, b.entries)
+		b.entries = grown
+	}
+	b.entries = append(b.entries, e)
+}
+
+// merging reports whether notifications pushed now merge per object.
+func (b *backlog) merging() bool { return b.byKey != nil }
+
+// stopMerging makes later pushes queue as they come again. Entries that
+// were merged stay merged; per-object order holds because later entries
+// only ever follow them.
+func (b *backlog) stopMerging() { b.byKey = nil }
+
+// startMerging turns merging on and folds what is already pending: the
+// live entries are pushed again, in order, into a fresh merging backlog,
+// so right away at most about one entry per object remains, at the place
+// of the object's oldest pending change. It does nothing while merging is
+// on.
 func (b *backlog) startMerging() {
-	b.byKey = make(map[string]int, b.live)
-	for i := b.head; i < len(b.entries); i++ {
-		e := &b.entries[i]
+	if b.byKey != nil {
+		return
+	}
+	old := b.entries[b.head:]
+	b.entries, b.head, b.live = make([]pendingEntry, 0, len(old)), 0, 0
+	b.byKey = make(map[string]int, len(old))
+	for i := range old {
+		e := &old[i]
 		if e.gone {
 			continue
 		}
-		e.key = keyFor(e.first)
-		if e.key != "" {
-			b.byKey[e.key] = i
+		b.pushMerging(e.first)
+		if e.second != nil {
+			b.pushMerging(*e.second)
 		}
 	}
 }
@@ -211,11 +251,16 @@ func (b *backlog) pop() (first notification, second *notification, ok bool) {
 	return notification{}, nil, false
 }
 
-// compact reclaims delivered slots, and turns merging off once the backlog
-// has drained below half the limit.
+// compact reclaims delivered slots, gives back the room of a drained
+// burst, and turns merging off once the backlog has drained below half of
+// a non-zero limit.
 func (b *backlog) compact() {
 	if b.head == len(b.entries) {
-		b.entries = b.entries[:0]
+		if cap(b.entries) > backlogKeepCap {
+			b.entries = nil
+		} else {
+			b.entries = b.entries[:0]
+		}
 		b.head = 0
 	} else if b.head > 1024 && b.head*2 > len(b.entries) {
 		n := copy(b.entries, b.entries[b.head:])

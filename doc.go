@@ -122,13 +122,26 @@
 // compiles and works unchanged; a value of another shape makes the
 // ListWatch's List and Watch fail with an error naming what is missing.
 //
-// Bounded listener backlogs: client-go buffers notifications for a slow
-// handler without limit. Here, past SetListenerBacklogLimit
-// (DefaultListenerBacklogLimit by default) pending notifications of the
-// same object are merged: the oldest old object and the newest new object
-// are kept, an add followed by a delete vanishes, a delete is always
-// delivered. A stalled handler costs memory in proportion to the number of
-// objects, not of events.
+// Delivery to handlers: as in client-go, every handler receives every
+// notification, in order, however far it falls behind; its listener
+// buffers them without limit while the handler makes progress. Only a
+// handler that has stalled gets bounded memory: when its backlog has held
+// at least DefaultListenerBacklogLimit (10,000) notifications for
+// ListenerStallTimeout (10 s) and none of its calls returned in that time,
+// the listener logs "Event handler stalled" and merges the pending
+// notifications per object: the oldest old object and the newest new
+// object are kept, an add followed by a delete vanishes, a delete is
+// always delivered. Its backlog then holds about one entry per object, so
+// its memory is bounded by the number of objects, not of events, and once
+// released the handler still sees each object's changes in order and ends
+// in the same state. Merging stops as soon as one of its calls returns.
+// Before the stall is found the backlog holds up to the limit plus what
+// arrives during the timeout: with 200,000 events over 10,000 pods at
+// 1,000 events/s, the live heap peaked at 38 MB, against 461 MB for an
+// unbounded buffer (BenchmarkListener_StalledHandlerHeap).
+// SetListenerBacklogLimit(n) with n > 0 opts in to merging as soon as n
+// notifications are pending, whether or not the handler makes progress;
+// SetListenerBacklogLimit(0) never merges, even for a stalled handler.
 //
 // Transforms run once per object: client-go transforms the initial objects
 // of a streaming list twice (into its temporary store, then again in the

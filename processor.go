@@ -11,31 +11,6 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// DefaultListenerBacklogLimit is the number of pending notifications a
-// handler may fall behind by before its listener starts merging the pending
-// notifications of each object (see SetListenerBacklogLimit).
-const DefaultListenerBacklogLimit = 10000
-
-// listenerBacklogLimit is the limit given to listeners created from now on.
-var listenerBacklogLimit atomic.Int64
-
-func init() { listenerBacklogLimit.Store(DefaultListenerBacklogLimit) }
-
-// SetListenerBacklogLimit sets, for handlers registered from now on, how
-// far a handler may fall behind before its pending notifications are merged
-// per object: updates fold into one (oldest old object, newest new object),
-// an add followed by a delete vanishes, and a delete is always delivered.
-// A handler then still sees every object's changes in order and ends in the
-// same state, and a stalled handler costs memory in proportion to the
-// number of objects, not of events. n <= 0 turns merging off: backlogs grow
-// without bound, as in client-go. It returns the previous limit.
-func SetListenerBacklogLimit(n int) int {
-	if n < 0 {
-		n = 0
-	}
-	return int(listenerBacklogLimit.Swap(int64(n)))
-}
-
 // ListenerMetricsProvider is an optional extension of
 // InformerMetricsProvider: a provider that also implements it receives,
 // per registered handler, a gauge of the notifications waiting for the
@@ -53,16 +28,21 @@ const listenerBatchSize = 64
 
 // processorListener delivers notifications to one handler, in order, on
 // its own goroutine. Adding never blocks: notifications wait in a backlog
-// that merges per object past its limit. It is the registration handle
+// that merges per object only once the handler stalled, or past the limit
+// a program set (listener_backlog.go). It is the registration handle
 // returned by AddEventHandler.
 //
 // Lock order: sharedProcessor.mu, then processorListener.mu. No lock is
 // held while the handler runs.
 type processorListener struct {
-	// mu guards pending and stopped.
+	// mu guards pending, stall and stopped.
 	mu      sync.Mutex
 	pending backlog
+	stall   stallRule
 	stopped bool
+
+	// returned counts handler calls that returned; only run writes it.
+	returned atomic.Uint64
 
 	// halted mirrors stopped for the delivery loop, which checks it
 	// between notifications without taking mu.
@@ -102,12 +82,20 @@ type listenerConfig struct {
 	upstreamName    string
 	id              InformerNameAndResource
 	metrics         InformerMetricsProvider
+	// clock times the stall rule; nil means the real clock.
+	clock clock.PassiveClock
 }
 
 func newProcessorListener(cfg listenerConfig) *processorListener {
 	name := nameForHandler(cfg.handler)
+	clk := cfg.clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	pending, stall := backlogFor(clk)
 	l := &processorListener{
-		pending:         backlog{limit: int(listenerBacklogLimit.Load())},
+		pending:         pending,
+		stall:           stall,
 		wake:            make(chan struct{}, 1),
 		quit:            make(chan struct{}),
 		finished:        make(chan struct{}),
@@ -150,11 +138,16 @@ func (l *processorListener) add(n notification) {
 		return
 	}
 	merged, cancelled := l.pending.merged, l.pending.cancelledInitial
+	stalled := l.stall.beforePush(&l.pending, l.returned.Load())
 	l.pending.push(n)
 	merged, cancelled = l.pending.merged-merged, l.pending.cancelledInitial-cancelled
 	size := l.pending.len()
 	l.mu.Unlock()
 
+	if stalled {
+		l.logger.Info("Event handler stalled: merging its pending notifications per object until one of its calls returns",
+			"handler", l.name, "pending", size, "stallTimeout", ListenerStallTimeout)
+	}
 	for ; cancelled > 0; cancelled-- {
 		l.finishInitial()
 	}
@@ -191,6 +184,7 @@ func (l *processorListener) run() {
 				return
 			}
 			l.deliver(batch[i])
+			l.returned.Add(1)
 			batch[i] = notification{}
 		}
 	}

@@ -432,6 +432,7 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 		upstreamName:    s.HasSyncedChecker().Name(),
 		id:              s.identifier,
 		metrics:         s.metricsProvider,
+		clock:           s.clock,
 	})
 	if !s.started {
 		s.processor.addListener(l, nil)

@@ -992,7 +992,7 @@ func TestSharedInformer_StuckHandlerBacklogIsBoundedByTheNumberOfObjects(t *test
 		objects = 50
 		updates = 10000
 	)
-	defer SetListenerBacklogLimit(SetListenerBacklogLimit(DefaultListenerBacklogLimit))
+	defer SetListenerBacklogLimit(SetListenerBacklogLimit(-1)) // the default for the quick handler
 	synctest.Test(t, func(t *testing.T) {
 		name, err := NewInformerName("stuck-handler-test")
 		if err != nil {

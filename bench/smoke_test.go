@@ -114,3 +114,41 @@ func TestMemoryProbe(t *testing.T) {
 		}
 	}
 }
+
+// TestInformerBurstDeliversEveryNotification runs the 10-handler informer
+// workload of each library at the comparison's full informer size, 10,000
+// pods and a burst of 100,000 events: far past kcache's listener backlog
+// limit. The workload fails unless every handler received all 110,000
+// notifications (one add per pod, one update per event).
+func TestInformerBurstDeliversEveryNotification(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a full-size burst; -short skips it")
+	}
+	sizes := harness.TinySizes
+	sizes.InformerPods, sizes.Events, sizes.Timeout = harness.FullSizes.InformerPods, harness.FullSizes.Events, 2*time.Minute
+	fx := harness.NewFixture(sizes)
+	for _, lib := range libraries() {
+		t.Run(lib.Name, func(t *testing.T) {
+			w := workloadNamed(t, lib, "Informer/10handlers")
+			b := harness.NewB(sizes.BenchTime)
+			if err := w.Run(b, fx); err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			want := float64(sizes.InformerPods + sizes.Events)
+			if got := b.Result().Extra["delivered"]; got != want {
+				t.Errorf("the handler that received the fewest received %v notifications, want %v", got, want)
+			}
+		})
+	}
+}
+
+func workloadNamed(t *testing.T, lib harness.Library, name string) harness.Workload {
+	t.Helper()
+	for _, w := range lib.Workloads {
+		if w.Name == name {
+			return w
+		}
+	}
+	t.Fatalf("%s has no workload %s", lib.Name, name)
+	return harness.Workload{}
+}

@@ -166,6 +166,9 @@ func run(ctx context.Context, opts options) error {
 	}
 	rep.elapsed, rep.loadEnd = time.Since(began), loadAverage()
 	rep.write(opts.out)
+	if n := rep.errorCount(); n > 0 {
+		return fmt.Errorf("%d runs failed (see Errors in the report)", n)
+	}
 	return nil
 }
 

@@ -64,3 +64,31 @@ func TestTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedRunsAreCounted: a run that failed (a handler that fell short of
+// every notification, say) is listed under Errors and counted, which makes
+// run return an error and the command exit non-zero.
+func TestFailedRunsAreCounted(t *testing.T) {
+	tests := map[string]struct {
+		rep  *report
+		want int
+	}{
+		"no errors": {rep: &report{rows: []*row{{name: "Informer/10handlers", group: harness.GroupInformer}}}, want: 0},
+		"a short handler and a memory error": {rep: &report{
+			rows:   []*row{{name: "Informer/10handlers", group: harness.GroupInformer, errs: []string{"kcache round 1: handler 3 of 10: received 109996 of 110000 notifications"}}},
+			memory: &memRow{errs: []string{"client-go round 1: child died"}},
+		}, want: 2},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := tc.rep.errorCount(); got != tc.want {
+				t.Errorf("errorCount = %d, want %d", got, tc.want)
+			}
+			var out strings.Builder
+			tc.rep.writeErrors(&out)
+			if got := strings.Contains(out.String(), "### Errors"); got != (tc.want > 0) {
+				t.Errorf("Errors section printed = %t, want %t:\n%s", got, tc.want > 0, out.String())
+			}
+		})
+	}
+}

@@ -59,10 +59,10 @@ func (h *CountingHandler) OnAdd(_ interface{}, _ bool) {
 
 // ExpectFinal makes WaitFinal wait for n updates whose new object is at
 // resourceVersion minRV or newer: the last version of each of n objects.
-// Unlike an update count this target holds when the informer merges the
-// pending updates of a handler that fell behind, since a merged
-// notification carries the newest object. Call it before the handler is
-// registered.
+// Unlike an update count this target is reached even when a library
+// merged a handler's pending updates (a merged notification carries the
+// newest object), so that CheckDelivered can then tell the shortfall
+// instead of a wait timing out. Call it before the handler is registered.
 func (h *CountingHandler) ExpectFinal(minRV uint64, n int) {
 	h.finalRV, h.finalTarget, h.finalsDone = minRV, int64(n), make(chan struct{})
 }
@@ -111,6 +111,24 @@ func (h *CountingHandler) OnDelete(_ interface{}) { h.deletes.Add(1) }
 
 // Updates is the number of updates seen so far.
 func (h *CountingHandler) Updates() int64 { return h.updates.Load() }
+
+// Delivered is the number of notifications (adds, updates and deletes)
+// seen so far.
+func (h *CountingHandler) Delivered() int64 {
+	return h.adds.Load() + h.updates.Load() + h.deletes.Load()
+}
+
+// CheckDelivered returns an error unless the handler saw exactly adds adds,
+// updates updates and no delete: every notification a library promised,
+// none merged away, none repeated. Call it once no more can come.
+func (h *CountingHandler) CheckDelivered(adds, updates int) error {
+	a, u, d := h.adds.Load(), h.updates.Load(), h.deletes.Load()
+	if a == int64(adds) && u == int64(updates) && d == 0 {
+		return nil
+	}
+	return fmt.Errorf("received %d of %d notifications: %d adds (want %d), %d updates (want %d), %d deletes (want 0)",
+		a+u+d, adds+updates, a, adds, u, updates, d)
+}
 
 // WaitAdds waits until the add target is reached.
 func (h *CountingHandler) WaitAdds(ctx context.Context) error {

@@ -59,3 +59,40 @@ func TestCountingHandlerFinalVersions(t *testing.T) {
 		t.Fatalf("WaitFinal = %v after two final versions", err)
 	}
 }
+
+func TestCountingHandlerCheckDelivered(t *testing.T) {
+	tests := map[string]struct {
+		adds, updates, deletes int
+		wantErr                string
+	}{
+		"exactly every notification": {adds: 2, updates: 3},
+		"one update merged away":     {adds: 2, updates: 2, wantErr: "received 4 of 5 notifications"},
+		"one add missing":            {adds: 1, updates: 3, wantErr: "1 adds (want 2)"},
+		"one update too many":        {adds: 2, updates: 4, wantErr: "4 updates (want 3)"},
+		"an unexpected delete":       {adds: 2, updates: 3, deletes: 1, wantErr: "1 deletes (want 0)"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			h := NewCountingHandler(2, 3)
+			for range tc.adds {
+				h.OnAdd(nil, false)
+			}
+			for range tc.updates {
+				h.OnUpdate(nil, nil)
+			}
+			for range tc.deletes {
+				h.OnDelete(nil)
+			}
+			if got := h.Delivered(); got != int64(tc.adds+tc.updates+tc.deletes) {
+				t.Errorf("Delivered = %d, want %d", got, tc.adds+tc.updates+tc.deletes)
+			}
+			err := h.CheckDelivered(2, 3)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("CheckDelivered = %v, want nil", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("CheckDelivered = %v, want an error containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}

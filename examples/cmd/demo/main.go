@@ -65,7 +65,7 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 	fs.IntVar(&cfg.printRate, "print-rate", 30, "print at most this many events per second; the status line counts the rest (0: print all)")
 	fs.DurationVar(&cfg.statusEvery, "status-every", 2*time.Second, "how often to print the status line")
 	fs.DurationVar(&cfg.handlerDelay, "handler-delay", 0, "make the second handler take this long per event, to watch its backlog")
-	fs.IntVar(&cfg.backlogLimit, "backlog-limit", cache.DefaultListenerBacklogLimit, "pending notifications per handler before kcache merges them per object (0: unbounded, as in client-go)")
+	fs.IntVar(&cfg.backlogLimit, "backlog-limit", -1, "pending notifications per handler past which kcache merges them per object (negative: the default, merge only for a stalled handler; 0: never, as in client-go)")
 	fs.StringVar(&cfg.kubeconfig, "kubeconfig", "", "watch the Pods of a real cluster, with this kubeconfig file")
 	fs.BoolVar(&cfg.inCluster, "in-cluster", false, "watch the Pods of the cluster the demo runs in (in-cluster config)")
 	fs.StringVar(&cfg.namespace, "namespace", "", "real cluster: namespace to watch (default: all)")
