@@ -18,9 +18,9 @@ const (
 // notification is one call to make on a handler: OnAdd(newObj,
 // initialList), OnUpdate(oldObj, newObj) or OnDelete(oldObj).
 type notification struct {
-	kind        notificationKind
 	oldObj      interface{}
 	newObj      interface{}
+	kind        notificationKind
 	initialList bool
 }
 
@@ -39,15 +39,31 @@ func deleteNotification(obj interface{}) notification {
 // pendingEntry is a slot of the backlog: normally one notification; after
 // merging, the notifications of one object that remain (at most a delete
 // followed by an add or update, when an object was deleted and created
-// again). An entry whose notifications cancelled out has none and is
-// skipped.
+// again). An entry whose notifications cancelled out has none (first.kind
+// is zero) and is skipped. What only merging needs sits behind merge, so
+// that the entries of a handler that makes progress stay small (48 bytes).
 type pendingEntry struct {
-	key   string
 	first notification
+	// merge is set on entries queued while merging was on.
+	merge *mergedEntry
+}
+
+// mergedEntry is the part of a pending entry that merging uses.
+type mergedEntry struct {
+	key string
 	// second, when set, follows first: only ever after a delete.
 	second *notification
-	// gone marks an entry whose notifications cancelled out.
-	gone bool
+}
+
+// gone reports whether e's notifications cancelled out.
+func (e *pendingEntry) gone() bool { return e.first.kind == 0 }
+
+// second returns the notification that follows first, if any.
+func (e *pendingEntry) second() *notification {
+	if e.merge == nil {
+		return nil
+	}
+	return e.merge.second
 }
 
 // backlog is the ordered queue of a listener's pending notifications. It is
@@ -116,7 +132,7 @@ func (b *backlog) pushMerging(n notification) {
 		}
 		b.byKey[key] = len(b.entries)
 	}
-	b.appendEntry(pendingEntry{key: key, first: n})
+	b.appendEntry(pendingEntry{first: n, merge: &mergedEntry{key: key}})
 	b.live++
 }
 
@@ -158,33 +174,34 @@ func (b *backlog) startMerging() {
 	b.byKey = make(map[string]int, len(old))
 	for i := range old {
 		e := &old[i]
-		if e.gone {
+		if e.gone() {
 			continue
 		}
 		b.pushMerging(e.first)
-		if e.second != nil {
-			b.pushMerging(*e.second)
+		if second := e.second(); second != nil {
+			b.pushMerging(*second)
 		}
 	}
 }
 
-// absorb merges n into e, the object's newest pending entry, and reports
-// whether it could. The rules keep what a handler needs to reach the same
-// state: the oldest old object, the newest new object, adds that a delete
-// cancels vanish, and a delete of something the handler saw always stays.
+// absorb merges n into e, the object's newest pending entry (queued while
+// merging was on), and reports whether it could. The rules keep what a
+// handler needs to reach the same state: the oldest old object, the newest
+// new object, adds that a delete cancels vanish, and a delete of something
+// the handler saw always stays.
 func (b *backlog) absorb(e *pendingEntry, n notification) bool {
 	last := &e.first
-	if e.second != nil {
-		last = e.second
+	if e.merge.second != nil {
+		last = e.merge.second
 	}
 	if last.kind == notifyDelete && n.kind != notifyDelete {
 		// The object was created again after a delete the handler must
 		// see: keep both, unless a re-creation is already pending.
-		if e.second != nil {
+		if e.merge.second != nil {
 			return false
 		}
 		second := n
-		e.second = &second
+		e.merge.second = &second
 		return true
 	}
 	if n.kind == notifyAdd && n.initialList {
@@ -217,13 +234,13 @@ func (b *backlog) absorb(e *pendingEntry, n notification) bool {
 // dropLast removes e's last notification (an add cancelled by a delete).
 func (b *backlog) dropLast(e *pendingEntry) {
 	last := e.first
-	if e.second != nil {
-		last = *e.second
-		e.second = nil
+	if e.merge.second != nil {
+		last = *e.merge.second
+		e.merge.second = nil
 	} else {
-		e.gone = true
+		e.first = notification{} // gone, and its objects can be collected
 		b.live--
-		delete(b.byKey, e.key)
+		delete(b.byKey, e.merge.key)
 	}
 	if last.initialList {
 		b.cancelledInitial++
@@ -237,15 +254,15 @@ func (b *backlog) pop() (first notification, second *notification, ok bool) {
 		e := b.entries[b.head]
 		b.entries[b.head] = pendingEntry{} // let the objects be collected
 		b.head++
-		if e.gone {
+		if e.gone() {
 			continue
 		}
 		b.live--
-		if b.byKey != nil && e.key != "" && b.byKey[e.key] == b.head-1 {
-			delete(b.byKey, e.key)
+		if b.byKey != nil && e.merge != nil && e.merge.key != "" && b.byKey[e.merge.key] == b.head-1 {
+			delete(b.byKey, e.merge.key)
 		}
 		b.compact()
-		return e.first, e.second, true
+		return e.first, e.second(), true
 	}
 	b.compact()
 	return notification{}, nil, false
