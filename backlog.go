@@ -92,6 +92,9 @@ type backlog struct {
 	// delete and will never be delivered, ever. The sync tracker must count
 	// them as processed.
 	cancelledInitial uint64
+	// used is the most entries held at once since the backlog last
+	// emptied: room far beyond it is given back.
+	used int
 }
 
 // keyFor names an object for merging; "" when it has none.
@@ -136,8 +139,10 @@ func (b *backlog) pushMerging(n notification) {
 	b.live++
 }
 
-// backlogKeepCap is the most entries an emptied backlog keeps room for;
-// the room a burst left beyond it is given back.
+// backlogKeepCap is room for entries that an emptied backlog always keeps;
+// room beyond it is given back when the backlog empties after using less
+// than a quarter of it, so a burst's room serves the next bursts while they
+// come, and is freed once they stop.
 const backlogKeepCap = 1024
 
 // appendEntry appends e, doubling the room when it runs out: a burst of
@@ -150,6 +155,7 @@ func (b *backlog) appendEntry(e pendingEntry) {
 		b.entries = grown
 	}
 	b.entries = append(b.entries, e)
+	b.used = max(b.used, len(b.entries)-b.head)
 }
 
 // merging reports whether notifications pushed now merge per object.
@@ -272,13 +278,13 @@ func (b *backlog) pop() (first notification, second *notification, ok bool) {
 // burst, and turns merging off once the backlog has drained below half of
 // a non-zero limit.
 func (b *backlog) compact() {
-	if b.head == len(b.entries) {
-		if cap(b.entries) > backlogKeepCap {
+	if b.head == len(b.entries) && b.head > 0 {
+		if cap(b.entries) > backlogKeepCap && b.used < cap(b.entries)/4 {
 			b.entries = nil
 		} else {
 			b.entries = b.entries[:0]
 		}
-		b.head = 0
+		b.head, b.used = 0, 0
 	} else if b.head > 1024 && b.head*2 > len(b.entries) {
 		n := copy(b.entries, b.entries[b.head:])
 		clear(b.entries[n:])

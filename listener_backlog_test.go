@@ -458,3 +458,35 @@ func TestSharedProcessor_StalledHandlerBacklogIsBoundedByTheObjects(t *testing.T
 		}
 	})
 }
+
+func TestBacklog_GivesBackTheRoomOfABurstOnceBurstsStop(t *testing.T) {
+	fill := func(b *backlog, n int) {
+		for i := range n {
+			b.push(addNotification(seqObject(i, 1), false))
+		}
+		for {
+			if _, _, ok := b.pop(); !ok {
+				return
+			}
+		}
+	}
+	tests := map[string]struct {
+		bursts  []int
+		wantCap int
+	}{
+		"small backlogs keep their room":                     {bursts: []int{1000, 10}, wantCap: 1024},
+		"a burst's room stays while bursts of its size come": {bursts: []int{5000, 3000}, wantCap: 8192},
+		"and is given back after a small one":                {bursts: []int{5000, 3000, 10}, wantCap: 0},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var b backlog
+			for _, n := range tc.bursts {
+				fill(&b, n)
+			}
+			if got := cap(b.entries); got != tc.wantCap {
+				t.Errorf("room for %d entries after bursts %v, want %d", got, tc.bursts, tc.wantCap)
+			}
+		})
+	}
+}
