@@ -137,7 +137,7 @@
 // in the same state. Merging stops as soon as one of its calls returns.
 // Before the stall is found the backlog holds up to the limit plus what
 // arrives during the timeout: with 200,000 events over 10,000 pods at
-// 1,000 events/s, the live heap peaked at 38 MB, against 461 MB for an
+// 1,000 events/s, the live heap peaked at 37 MB, against 453 MB for an
 // unbounded buffer (BenchmarkListener_StalledHandlerHeap).
 // SetListenerBacklogLimit(n) with n > 0 opts in to merging as soon as n
 // notifications are pending, whether or not the handler makes progress;
