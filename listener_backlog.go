@@ -44,9 +44,10 @@ func init() { listenerBacklogLimit.Store(-1) }
 // DefaultListenerBacklogLimit for ListenerStallTimeout without any of its
 // calls returning, has its pending notifications merged, and merging stops
 // as soon as one of its calls returns. n > 0 opts in to merging as soon as
-// more than n notifications are pending, whether or not the handler makes
-// progress. n == 0 never merges: even a stalled handler's backlog grows
-// without bound, as in client-go. It returns the previous setting, so
+// n notifications are pending, whether or not the handler makes progress
+// (what kcache did by default before, with n = 10000). n == 0 never
+// merges: even a stalled handler's backlog grows without bound, as in
+// client-go. It returns the previous setting (-1 for the default), so
 // `defer SetListenerBacklogLimit(SetListenerBacklogLimit(n))` restores it.
 func SetListenerBacklogLimit(n int) int {
 	if n < 0 {
