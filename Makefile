@@ -2,9 +2,9 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: test demo examples-test bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak
+.PHONY: test lint demo examples-test bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak
 
-test: fmt-check vet unit bench-smoke compat examples-test bench-smoke-compare integration
+test: fmt-check vet lint unit bench-smoke compat examples-test bench-smoke-compare integration
 
 # demo runs the kcache demo against its built-in simulated cluster
 # (no cluster needed). DEMO_DURATION=0 runs it until Ctrl-C.
@@ -23,6 +23,13 @@ fmt-check:
 
 vet:
 	$(GO) vet $(PKGS)
+
+# lint runs staticcheck (pinned in tools/go.mod) with its default checks and
+# `go mod tidy -diff` in every module of the tree, failing on any finding
+# (tools/lint.sh), then the tests of that script.
+lint:
+	GO=$(GO) tools/lint.sh
+	cd tools && STATICCHECK=$(CURDIR)/bin/staticcheck $(GO) test -count=1 ./...
 
 unit:
 	$(GO) test -race -count=1 $(PKGS)

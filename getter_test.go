@@ -304,7 +304,7 @@ type (
 	resultNoGet    struct{}
 	panickyGetter  struct{}
 	nilReqGetter   struct{}
-	chainReq       struct{ next *chainReq }
+	chainReq       struct{}
 	reqStringWatch struct{}
 )
 

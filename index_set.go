@@ -67,13 +67,6 @@ func (s *indexSet) refile(id int32, vals *indexValues) {
 	}
 }
 
-// unfile removes slot id from every index. Needs the write lock.
-func (s *indexSet) unfile(id int32) {
-	for _, col := range s.cols {
-		col.unfile(id)
-	}
-}
-
 // removeSlot unfiles slot id, which the table removed, and renumbers the
 // slot the table moved into its place (movedFrom, or noSlot). Needs the
 // write lock.

@@ -115,7 +115,7 @@ func TestListPager_CollectsEveryPage(t *testing.T) {
 			pageSize: 1,
 			pages: map[string]rfReply{
 				"":   {obj: rfPodList("7", "c1", rfPod("a", "1"))},
-				"c1": {err: apierrors.NewGone("gone")},
+				"c1": {err: goneError("gone")},
 			},
 			wantCalls: []metav1.ListOptions{{Limit: 1}, {Continue: "c1", Limit: 1}},
 			wantErr:   "gone",

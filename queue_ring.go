@@ -61,11 +61,6 @@ func (r *ring[T]) popFront() T {
 	return v
 }
 
-// reset drops every value and the buffer.
-func (r *ring[T]) reset() {
-	*r = ring[T]{}
-}
-
 // resize moves the live values to the front of a new buffer of capacity c,
 // a power of two no smaller than r.n.
 func (r *ring[T]) resize(c int) {

@@ -734,7 +734,7 @@ func TestReflector_UnavailableVersionOnListRelistsFromNewest(t *testing.T) {
 	tooLargeOldCause.ErrStatus.Details.Causes = []metav1.StatusCause{{Message: "Too large resource version"}}
 	cases := map[string]error{
 		"410 expired":                     apierrors.NewResourceExpired("too old"),
-		"410 gone":                        apierrors.NewGone("too old"),
+		"410 gone":                        goneError("too old"),
 		"too large, structured cause":     tooLargeCause,
 		"too large, cause message":        tooLargeOldCause,
 		"too large, status message (old)": apierrors.NewTimeoutError("Too large resource version", 1),

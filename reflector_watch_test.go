@@ -469,7 +469,7 @@ func TestDefaultWatchErrorHandler_LogsEachKindAtItsLevel(t *testing.T) {
 		want []entry
 	}{
 		"expired is routine":       {err: apierrors.NewResourceExpired("old"), want: []entry{{ktesting.LogInfo, 4}}},
-		"gone is routine":          {err: fmt.Errorf("watch: %w", apierrors.NewGone("old")), want: []entry{{ktesting.LogInfo, 4}}},
+		"gone is routine":          {err: fmt.Errorf("watch: %w", goneError("old")), want: []entry{{ktesting.LogInfo, 4}}},
 		"clean end is silent":      {err: io.EOF, want: []entry{}},
 		"cut connection is logged": {err: io.ErrUnexpectedEOF, want: []entry{{ktesting.LogInfo, 1}}},
 		"anything else is an error": {
@@ -504,7 +504,7 @@ func TestErrorClassification(t *testing.T) {
 	}{
 		"nil":                     {err: nil},
 		"expired":                 {err: apierrors.NewResourceExpired("x"), expired: true},
-		"gone":                    {err: apierrors.NewGone("x"), expired: true},
+		"gone":                    {err: goneError("x"), expired: true},
 		"wrapped expired":         {err: fmt.Errorf("list: %w", apierrors.NewResourceExpired("x")), expired: true},
 		"too large":               {err: tooLarge, tooLargeRV: true},
 		"wrapped too large":       {err: fmt.Errorf("list: %w", tooLarge), tooLargeRV: true},

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -19,6 +20,16 @@ func testPod(namespace, name, rv string, labels ...string) *v1.Pod {
 		}
 	}
 	return p
+}
+
+// goneError returns a 410 error with reason Gone, which older API servers
+// sent for a resource version that was too old (newer ones send reason
+// Expired). The reflector must treat it like Expired and the pager must not,
+// so tests need this exact error, and only apimachinery's deprecated
+// constructor builds it.
+func goneError(msg string) error {
+	//lint:ignore SA1019 the tests that call goneError exercise the old reason Gone itself, which NewResourceExpired does not produce
+	return apierrors.NewGone(msg)
 }
 
 // podOnNode returns a pod scheduled to node.

@@ -47,7 +47,9 @@ var (
 		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return nil, nil },
 		DisableChunking:      true,
 	}
+	//lint:ignore SA1019 client-go's deprecated func types are part of the API this test proves
 	_ = cache.ListFunc(clientgocache.ListFunc(nil))
+	//lint:ignore SA1019 client-go's deprecated func types are part of the API this test proves
 	_ = cache.WatchFunc(clientgocache.WatchFunc(nil))
 	_ = cache.ListWithContextFunc(clientgocache.ListWithContextFunc(nil))
 	_ = cache.WatchFuncWithContext(clientgocache.WatchFuncWithContext(nil))

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -47,7 +46,8 @@ func demoBinary(t *testing.T) string {
 		if raceEnabled {
 			args = append(args, "-race")
 		}
-		out, err := exec.Command(goTool(), append(args, ".")...).CombinedOutput()
+		// go test puts the go command it runs with first on the tests' PATH.
+		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -56,15 +56,6 @@ func demoBinary(t *testing.T) string {
 		t.Fatal(buildErr)
 	}
 	return binPath
-}
-
-// goTool finds the go command: on the PATH, else in the GOROOT the tests
-// were built with.
-func goTool() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
 func TestMain(m *testing.M) {
