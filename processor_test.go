@@ -59,7 +59,12 @@ func TestProcessorListener_StopEndsDeliveryAfterTheCallInProgress(t *testing.T) 
 	})
 }
 
-func TestProcessorListener_PanicsAreRecoveredAndDeliveryGoesOn(t *testing.T) {
+// With the keep-serving opt-in (utilruntime.ReallyCrash false), a
+// panicking call is dropped and delivery goes on; as in client-go, an
+// initial add that panicked is not counted, so the listener never reports
+// synced.
+func TestProcessorListener_WithoutReallyCrashDeliveryGoesOnAfterAPanic(t *testing.T) {
+	panics := keepServing(t)
 	synctest.Test(t, func(t *testing.T) {
 		rec := &infRecorder{before: func(e infEvent) {
 			if e.RV == "1" {
@@ -72,11 +77,16 @@ func TestProcessorListener_PanicsAreRecoveredAndDeliveryGoesOn(t *testing.T) {
 		l.add(updateNotification(procPod("a", 1), procPod("a", 2)))
 		l.followUpstream(closedChannel())
 		done := procRun(l)
-		<-l.HasSyncedChecker().Done() // panicking initial adds count as processed
 		synctest.Wait()
 		want := []infEvent{{Kind: "update", Key: "ns/a", RV: "2", OldRV: "1"}}
 		if diff := cmp.Diff(want, rec.snapshot()); diff != "" {
 			t.Errorf("calls that completed (-want +got):\n%s", diff)
+		}
+		if IsDone(l.HasSyncedChecker()) {
+			t.Error("synced although two initial adds panicked")
+		}
+		if diff := cmp.Diff([]string{"handler bug", "handler bug"}, panics.all()); diff != "" {
+			t.Errorf("panic handlers saw (-want +got):\n%s", diff)
 		}
 		l.stop()
 		<-done
