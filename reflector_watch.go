@@ -71,7 +71,7 @@ type VeryShortWatchError struct {
 
 // Error names the reflector and says what happened.
 func (e *VeryShortWatchError) Error() string {
-	return fmt.Sprintf("very short watch: %s: watch closed within a second without delivering any event", e.Name)
+	return fmt.Sprintf("very short watch: %s: Unexpected watch close - watch lasted less than a second and no items received", e.Name)
 }
 
 // isExpiredError reports a resource version the server no longer keeps
