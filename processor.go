@@ -222,17 +222,19 @@ func (l *processorListener) take(batch []notification) []notification {
 // client-go does: a panic is logged ("Observed a panic"), the
 // utilruntime.PanicHandlers run, and with utilruntime.ReallyCrash (the
 // default) the panic goes on and ends the process. With ReallyCrash false
-// the notification is dropped for this handler and delivery goes on; a
-// dropped initial-list add is then not counted, so the registration does
-// not report synced, as in client-go.
+// the notification is dropped for this handler and delivery goes on.
+//
+// An initial-list add counts as processed even when the handler panicked:
+// client-go does not count it, so its registration never reports synced
+// (kubernetes/kubernetes#129024, a known bug).
 func (l *processorListener) deliver(n notification) {
+	if n.kind == notifyAdd && n.initialList {
+		defer l.finishInitial()
+	}
 	defer utilruntime.HandleCrashWithLogger(l.logger)
 	switch n.kind {
 	case notifyAdd:
 		l.handler.OnAdd(n.newObj, n.initialList)
-		if n.initialList {
-			l.finishInitial()
-		}
 	case notifyUpdate:
 		l.handler.OnUpdate(n.oldObj, n.newObj)
 	case notifyDelete:
