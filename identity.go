@@ -72,7 +72,7 @@ func (n *InformerName) WithResource(gvr schema.GroupVersionResource) InformerNam
 		return id
 	}
 	if _, taken := n.resources[gvr]; taken {
-		klog.Background().Error(nil, "Informer identity requested twice; its metrics will not be published",
+		klog.Background().Error(nil, "Duplicate informer registration - metrics will not be published",
 			"informerName", n.name, "group", gvr.Group, "version", gvr.Version, "resource", gvr.Resource)
 		return id
 	}

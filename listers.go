@@ -118,8 +118,7 @@ func ListAllByNamespace(indexer Indexer, namespace string, selector labels.Selec
 	}
 	items, err := indexer.Index(NamespaceIndex, &metav1.ObjectMeta{Namespace: namespace})
 	if err != nil {
-		klog.Background().Info("Warning: listing a namespace without the namespace index; scanning every object instead",
-			"namespace", namespace, "err", err)
+		klog.Background().Info("Warning: can not retrieve list of objects using index", "err", err)
 		return scanNamespace(indexer.List(), namespace, selector, appendFn)
 	}
 	return appendMatching(items, selector, appendFn)

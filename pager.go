@@ -223,7 +223,7 @@ func (r *Reflector) stepWatchList(ctx context.Context, c *listWatchCycle) stepRe
 	}
 	r.setLastSyncResourceVersion(rv)
 	c.stream, kept = w, true
-	klog.FromContext(ctx).V(2).Info("Caches populated", "type", r.typeDescription, "reflector", r.name, "items", len(items), "resourceVersion", rv, "streamed", true)
+	klog.FromContext(ctx).V(2).Info("Caches populated", "type", r.typeDescription, "reflector", r.name)
 	return stepResult{outcome: outcomeSynced, reason: "streamed"}
 }
 
