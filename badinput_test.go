@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -371,11 +370,11 @@ func TestBadInput_ListResponsesThatAreNotListsAreRetried(t *testing.T) {
 		resp runtime.Object
 		want string
 	}{
-		{"a pod", badPod("a", "1"), "not a list"},
-		{"nil", nil, "not a list"},
-		{"typed nil list", (*v1.PodList)(nil), "not a list"},
-		{"an object without metadata", &metaless{}, "not a list"},
-		{"a table", tableList(), "unsupported list"},
+		{"a pod", badPod("a", "1"), "unable to understand list result &v1.Pod{"},
+		{"nil", nil, "unable to understand list result <nil>"},
+		{"typed nil list", (*v1.PodList)(nil), "unable to understand list result (*v1.PodList)(nil)"},
+		{"an object without metadata", &metaless{}, "unable to understand list result &cache.metaless{"},
+		{"a table", tableList(), "failed to list *v1.Pod: unsupported list gvk: meta.k8s.io/v1, Kind=Table, type: *v1.Pod"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -406,7 +405,7 @@ func TestBadInput_ListResponsesThatAreNotListsAreRetried(t *testing.T) {
 				t.Fatalf("%d errors reported, want one per bad list: %v", len(errs), errs)
 			}
 			for _, err := range errs[:2] {
-				if !strings.Contains(err.Error(), tc.want) {
+				if !strings.HasPrefix(err.Error(), tc.want) {
 					t.Errorf("error %q does not say %q", err, tc.want)
 				}
 			}
@@ -435,17 +434,13 @@ func TestBadInput_MalformedKeys(t *testing.T) {
 		{"delete of a tombstone with a malformed key", func() error {
 			return s.Delete(DeletedFinalStateUnknown{Key: "a/b/c", Obj: badPod("a", "1")})
 		}, ""},
-		{"an explicit key is stored as it is, without index values", func() error {
-			err := s.Add(ExplicitKey("x/y/z"))
-			_, ok, _ := s.GetByKey("x/y/z")
-			if !ok {
-				return errors.New("not found under its own key")
+		{"an explicit key cannot be indexed: the write panics, as in client-go", func() error {
+			p := capturePanic(func() { _ = s.Add(ExplicitKey("x/y/z")) })
+			if p == nil {
+				return errors.New("no panic")
 			}
-			if delErr := s.Delete(ExplicitKey("x/y/z")); delErr != nil {
-				return delErr
-			}
-			return err
-		}, "stored without some index values"},
+			return p.(error)
+		}, `unable to calculate an index entry for key "x/y/z" on index "namespace"`},
 		{"index lookup of an unknown index", func() error { _, err := s.ByIndex("nope", "ns"); return err }, "nope"},
 		{"lister get with slashes in the name", func() error {
 			_, err := NewGenericLister(s, schema.GroupResource{Resource: "pods"}).ByNamespace("ns").Get("a/b")
@@ -479,58 +474,48 @@ func notFound(obj interface{}, exists bool, err error) error {
 	return nil
 }
 
-func TestBadInput_IndexFuncsThatFailLeaveObjectsStoredAndDelivered(t *testing.T) {
+// An index function that fails panics the informer's process loop, as in
+// client-go. With the keep-serving opt-in (utilruntime.ReallyCrash false)
+// the panic handlers see client-go's message, the change is dropped, and
+// later changes are stored and delivered.
+func TestBadInput_IndexFuncsThatFailPanicTheProcessLoop(t *testing.T) {
 	tests := []struct {
-		name  string
-		index IndexFunc
+		name      string
+		index     IndexFunc
+		wantPanic string
 	}{
 		{"error", func(obj interface{}) ([]string, error) {
 			if p := obj.(*v1.Pod); p.Labels["state"] == "bad" {
 				return nil, errors.New("cannot index " + p.Name)
 			}
 			return []string{obj.(*v1.Pod).Labels["state"]}, nil
-		}},
+		}, `unable to calculate an index entry for key "ns/x" on index "state": cannot index x`},
 		{"panic", func(obj interface{}) ([]string, error) {
 			if p := obj.(*v1.Pod); p.Labels["state"] == "bad" {
 				panic("cannot index " + p.Name)
 			}
 			return []string{obj.(*v1.Pod).Labels["state"]}, nil
-		}},
+		}, "cannot index x"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			panics := keepServing(t)
 			src := framework.NewFakeControllerSource()
 			defer src.Shutdown()
 			src.Add(testPod("ns", "a", "", "state", "good"))
-			src.Add(testPod("ns", "x", "", "state", "bad"))
 			b := startBadInformer(t, src, func(inf *sharedIndexInformer) {
 				mustOK(t, inf.AddIndexers(Indexers{"state": tc.index}))
 			})
 			badWait(t, "sync", b.reg.HasSynced)
-			src.Add(testPod("ns", "y", "", "state", "bad"))
-			all := []string{"ns/a", "ns/x", "ns/y"}
-			badWait(t, "every object stored and delivered", func() bool {
-				return slices.Equal(all, b.storeKeys()) && slices.Equal(all, b.rec.viewKeys())
+			src.Add(testPod("ns", "x", "", "state", "bad"))
+			badWait(t, "the panic handlers to see the failure", func() bool { return panics.contains(tc.wantPanic) })
+			src.Add(testPod("ns", "y", "", "state", "good"))
+			badWait(t, "a later object stored and delivered", func() bool {
+				return slices.Contains(b.storeKeys(), "ns/y") && slices.Contains(b.rec.viewKeys(), "ns/y")
 			})
-			checkIndex := func(value string, want ...string) {
-				t.Helper()
-				keys, err := b.inf.GetIndexer().IndexKeys("state", value)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if diff := cmp.Diff(want, sorted(keys), cmpopts.EquateEmpty()); diff != "" {
-					t.Errorf("index state=%s (-want +got):\n%s", value, diff)
-				}
+			if slices.Contains(b.rec.seenKeys(), "ns/x") {
+				t.Error("the handler was told about the object that could not be indexed")
 			}
-			checkIndex("good", "ns/a")
-			// Fixing an object puts it in the index; deleting it works.
-			src.Modify(testPod("ns", "x", "", "state", "good"))
-			src.Delete(testPod("ns", "y", "", "state", "bad"))
-			badWait(t, "the fix and the delete", func() bool {
-				return slices.Equal([]string{"ns/a", "ns/x"}, b.storeKeys()) && slices.Equal([]string{"ns/a", "ns/x"}, b.rec.viewKeys())
-			})
-			checkIndex("good", "ns/a", "ns/x")
-			checkIndex("bad")
 		})
 	}
 }
@@ -540,12 +525,6 @@ func TestBadInput_TransformsThatFailDropOnlyTheirObject(t *testing.T) {
 		"error": func(obj interface{}) (interface{}, error) {
 			if p, ok := obj.(*v1.Pod); ok && p.Name == "bad" {
 				return nil, errors.New("cannot transform bad")
-			}
-			return obj, nil
-		},
-		"panic": func(obj interface{}) (interface{}, error) {
-			if p, ok := obj.(*v1.Pod); ok && p.Name == "bad" {
-				panic("cannot transform bad")
 			}
 			return obj, nil
 		},
@@ -594,7 +573,38 @@ func TestBadInput_TransformsThatFailDropOnlyTheirObject(t *testing.T) {
 	}
 }
 
+// A panicking transform panics the reflector's cycle, as in client-go. With
+// the keep-serving opt-in the panic handlers see it at every attempt and
+// the reflector keeps trying.
+func TestBadInput_PanickingTransformsPanicTheReflector(t *testing.T) {
+	panics := keepServing(t)
+	src := framework.NewFakeControllerSource()
+	defer src.Shutdown()
+	src.Add(badPod("a", ""))
+	b := startBadInformer(t, src, func(inf *sharedIndexInformer) {
+		mustOK(t, inf.SetTransform(func(obj interface{}) (interface{}, error) {
+			if p, ok := obj.(*v1.Pod); ok && p.Name == "bad" {
+				panic("cannot transform bad")
+			}
+			return obj, nil
+		}))
+	})
+	badWait(t, "sync", b.reg.HasSynced)
+	src.Add(badPod("bad", ""))
+	badWait(t, "two panics seen", func() bool { return len(panics.all()) >= 2 })
+	for _, v := range panics.all() {
+		if v != "cannot transform bad" {
+			t.Errorf("panic handlers saw %q, want the transform's panic", v)
+		}
+	}
+}
+
+// With the keep-serving opt-in, a handler that panics misses that
+// notification only: it and the other handlers get the later ones. A panic
+// on an initial-list add still lets the registration sync, unlike
+// client-go (kubernetes/kubernetes#129024).
 func TestBadInput_PanickingHandlersDoNotStopDelivery(t *testing.T) {
+	panics := keepServing(t)
 	src := framework.NewFakeControllerSource()
 	defer src.Shutdown()
 	src.Add(badPod("a", "")) // the panicking handler refuses a
@@ -616,6 +626,9 @@ func TestBadInput_PanickingHandlersDoNotStopDelivery(t *testing.T) {
 	})
 	if diff := cmp.Diff(want, b.storeKeys()); diff != "" {
 		t.Errorf("store (-want +got):\n%s", diff)
+	}
+	if got := panics.all(); len(got) < 3 || got[0] != "handler refuses a" {
+		t.Errorf("panic handlers saw %q, want the handler's three panics", got)
 	}
 }
 
@@ -840,42 +853,37 @@ func TestBadInput_TransformsReturningNothingLeaveOutTheirObject(t *testing.T) {
 }
 
 // Adding, to a running informer, an index whose function fails on a cached
-// object is refused as a whole with an error naming the object; the
-// informer goes on serving without the index.
-func TestBadInput_AddIndexersFailingOnACachedObjectIsRefused(t *testing.T) {
+// object panics in the caller, as in client-go, naming the object and the
+// index.
+func TestBadInput_AddIndexersFailingOnACachedObjectPanics(t *testing.T) {
 	src := framework.NewFakeControllerSource()
 	defer src.Shutdown()
 	src.Add(badPod("a", ""))
 	src.Add(badPod("bad", ""))
 	b := startBadInformer(t, src, nil)
 	badWait(t, "sync", b.reg.HasSynced)
-	for name, fn := range map[string]IndexFunc{
-		"error": func(obj interface{}) ([]string, error) {
+	for name, tc := range map[string]struct {
+		fn   IndexFunc
+		want string
+	}{
+		"error": {func(obj interface{}) ([]string, error) {
 			if obj.(*v1.Pod).Name == "bad" {
 				return nil, errors.New("cannot index bad")
 			}
 			return []string{"v"}, nil
-		},
-		"panic": func(obj interface{}) ([]string, error) {
+		}, `unable to calculate an index entry for key "ns/bad" on index "error": cannot index bad`},
+		"panic": {func(obj interface{}) ([]string, error) {
 			if obj.(*v1.Pod).Name == "bad" {
 				panic("cannot index bad")
 			}
 			return []string{"v"}, nil
-		},
+		}, "cannot index bad"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			err := b.inf.AddIndexers(Indexers{name: fn})
-			if err == nil || !strings.Contains(err.Error(), "ns/bad") {
-				t.Fatalf("AddIndexers: got %v, want an error naming ns/bad", err)
-			}
-			if _, err := b.inf.GetIndexer().IndexKeys(name, "v"); err == nil {
-				t.Error("the refused index exists")
+			p := capturePanic(func() { _ = b.inf.AddIndexers(Indexers{name: tc.fn}) })
+			if got := fmt.Sprint(p); got != tc.want {
+				t.Fatalf("AddIndexers panicked with %q, want %q", got, tc.want)
 			}
 		})
 	}
-	src.Add(badPod("b", ""))
-	want := []string{"ns/a", "ns/b", "ns/bad"}
-	badWait(t, "b stored and delivered", func() bool {
-		return slices.Equal(want, b.storeKeys()) && slices.Equal(want, b.rec.viewKeys())
-	})
 }

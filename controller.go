@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -115,7 +116,15 @@ func (c *controller) Run(stopCh <-chan struct{}) {
 
 // RunWithContext starts the reflector and pops the queue until ctx ends;
 // then it closes the queue and returns once both stopped.
+//
+// Panics are handled as in client-go: the pop loop runs under
+// wait.UntilWithContext, whose utilruntime.HandleCrashWithContext logs
+// "Observed a panic", runs utilruntime.PanicHandlers and, with
+// utilruntime.ReallyCrash (the default), panics again; RunWithContext's own
+// HandleCrashWithContext does the same on the way out. With ReallyCrash
+// false the popped item is dropped and popping resumes after a second.
 func (c *controller) RunWithContext(ctx context.Context) {
+	defer utilruntime.HandleCrashWithContext(ctx)
 	logger := klog.FromContext(ctx)
 	r := NewReflectorWithOptions(c.config.ListerWatcher, c.config.ObjectType, c.config.Queue, ReflectorOptions{
 		Logger:          &logger,
@@ -143,7 +152,7 @@ func (c *controller) RunWithContext(ctx context.Context) {
 		c.config.Queue.Close()
 	})
 	wg.Go(func() { r.RunWithContext(ctx) })
-	c.processLoop(ctx)
+	wait.UntilWithContext(ctx, c.processLoop, time.Second)
 	wg.Wait()
 }
 
@@ -164,8 +173,8 @@ func (c *controller) LastSyncResourceVersion() string {
 }
 
 // processLoop pops until the queue closes or ctx ends. A process error is
-// logged; the item is not retried (the queue moved on), as in the
-// reference.
+// dropped, as in client-go, and logged only at V(4); the item is not
+// retried (the queue moved on).
 func (c *controller) processLoop(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	batchQueue, canBatch := c.config.Queue.(QueueWithBatch)
@@ -181,85 +190,62 @@ func (c *controller) processLoop(ctx context.Context) {
 			return
 		}
 		if err != nil {
-			logger.Error(err, "Processing a queued change failed", "type", c.config.ObjectDescription)
+			logger.V(4).Info("Processing a queued change failed", "type", c.config.ObjectDescription, "err", err)
 		}
 	}
 }
 
-// isIndexFailure reports whether err only says that an object was stored
-// but left out of an index whose function failed: the change happened and
-// handlers must hear of it.
-func isIndexFailure(err error) bool {
-	var f indexFailure
-	return errors.As(err, &f)
-}
-
-// storeChange applies one change to the store. It reports whether the
-// change took place; an index failure counts as done and is returned with
-// it.
-func storeChange(apply func(interface{}) error, obj interface{}) (bool, error) {
-	err := apply(obj)
-	return err == nil || isIndexFailure(err), err
-}
-
 // processDeltas applies the deltas of one object to clientState and tells
-// handler, in order.
+// handler, in order. As in client-go, the first failure ends it: the
+// remaining deltas are neither stored nor told. A SyncAll delta ends it
+// too, once every cached object was told as an update.
 func processDeltas(logger klog.Logger, handler ResourceEventHandler, clientState Store, deltas Deltas, isInInitialList bool, keyFunc KeyFunc) error {
-	var errs []error
 	for _, d := range deltas {
 		obj := d.Object
 		switch d.Type {
 		case ReplacedAll:
 			info, ok := obj.(ReplacedAllInfo)
 			if !ok {
-				return fmt.Errorf("processing %s delta: got %T, want ReplacedAllInfo", d.Type, obj)
+				return fmt.Errorf("ReplacedAll did not contain ReplacedAllInfo: %T", obj)
 			}
 			if err := processReplacedAll(logger, handler, info, clientState, isInInitialList, keyFunc); err != nil {
-				errs = append(errs, err)
+				return err
 			}
 		case SyncAll:
 			if _, ok := obj.(SyncAllInfo); !ok {
-				return fmt.Errorf("processing %s delta: got %T, want SyncAllInfo", d.Type, obj)
+				return fmt.Errorf("SyncAll did not contain SyncAllInfo: %T", obj)
 			}
 			for _, cached := range clientState.List() {
 				handler.OnUpdate(cached, cached)
 			}
+			return nil
 		case Sync, Replaced, Added, Updated:
-			old, exists, err := clientState.Get(obj)
-			if err == nil && exists {
-				done, err := storeChange(clientState.Update, obj)
-				if err != nil {
-					errs = append(errs, err)
+			if old, exists, err := clientState.Get(obj); err == nil && exists {
+				if err := clientState.Update(obj); err != nil {
+					return err
 				}
-				if done {
-					handler.OnUpdate(old, obj)
-				}
+				handler.OnUpdate(old, obj)
 				continue
 			}
-			done, err := storeChange(clientState.Add, obj)
-			if err != nil {
-				errs = append(errs, err)
+			if err := clientState.Add(obj); err != nil {
+				return err
 			}
-			if done {
-				handler.OnAdd(obj, isInInitialList)
-			}
+			handler.OnAdd(obj, isInInitialList)
 		case Deleted:
 			if err := clientState.Delete(obj); err != nil {
-				errs = append(errs, err)
-				continue
+				return err
 			}
 			handler.OnDelete(obj)
 		case Bookmark:
 			info, ok := obj.(BookmarkInfo)
 			if !ok {
-				return fmt.Errorf("processing %s delta: got %T, want BookmarkInfo", d.Type, obj)
+				return fmt.Errorf("bookmark delta did not contain BookmarkInfo: %T", obj)
 			}
 			clientState.Bookmark(info.ResourceVersion)
-		default:
-			errs = append(errs, fmt.Errorf("processing delta: unknown type %q", d.Type))
 		}
+		// Other delta types are skipped, as client-go skips them.
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // processReplacedAll replaces the store's content with a full list and
@@ -285,7 +271,7 @@ func processReplacedAll(logger klog.Logger, handler ResourceEventHandler, info R
 	for i, obj := range info.Objects {
 		key, err := callKeyFunc(keyFunc, obj)
 		if err != nil {
-			return fmt.Errorf("replacing the cache: %w", KeyError{Obj: obj, Err: err})
+			return KeyError{Obj: obj, Err: err}
 		}
 		if !cached {
 			continue
@@ -299,8 +285,7 @@ func processReplacedAll(logger klog.Logger, handler ResourceEventHandler, info R
 	if cached {
 		tombstones = replacementTombstones(logger, nil, keysListedOnce{KeyGetter: clientState, keys: known}, listed)
 	}
-	err := clientState.Replace(info.Objects, info.ResourceVersion)
-	if err != nil && !isIndexFailure(err) {
+	if err := clientState.Replace(info.Objects, info.ResourceVersion); err != nil {
 		return err
 	}
 	for _, t := range tombstones {
@@ -313,7 +298,7 @@ func processReplacedAll(logger klog.Logger, handler ResourceEventHandler, info R
 			handler.OnAdd(obj, isInInitialList)
 		}
 	}
-	return err
+	return nil
 }
 
 // keysListedOnce is a KeyListerGetter whose keys were listed beforehand,
@@ -337,7 +322,10 @@ func processDeltasInBatch(logger klog.Logger, handler ResourceEventHandler, clie
 				errs = append(errs, err)
 			}
 		}
-		return errors.Join(errs...)
+		if len(errs) > 0 {
+			return fmt.Errorf("unexpected error when handling deltas: %v", errs)
+		}
+		return nil
 	}
 	txns := make([]Transaction, 0, len(deltas))
 	notify := make([]notification, 0, len(deltas))
@@ -356,7 +344,7 @@ func processDeltasInBatch(logger klog.Logger, handler ResourceEventHandler, clie
 			txns = append(txns, Transaction{Type: TransactionTypeDelete, Object: obj})
 			notify = append(notify, deleteNotification(obj))
 		default:
-			return fmt.Errorf("processing a batch: %s deltas cannot be batched", d.Type)
+			return fmt.Errorf("Delta type %s is not supported in batch processing", d.Type)
 		}
 	}
 	applied := make([]int, len(txns))
@@ -365,7 +353,9 @@ func processDeltasInBatch(logger klog.Logger, handler ResourceEventHandler, clie
 	}
 	var err error
 	if terr := txStore.Transaction(txns...); terr != nil {
-		applied, err = terr.SuccessfulIndices, fmt.Errorf("processing a batch: %w", terr)
+		// client-go formats the error into its text (%s), so it does not
+		// wrap the *TransactionError.
+		applied, err = terr.SuccessfulIndices, fmt.Errorf("not all items in the batch successfully processed: %s", terr.Error())
 	}
 	for _, i := range applied {
 		notifyHandler(handler, notify[i])

@@ -35,7 +35,7 @@ func ctlStore(t *testing.T, pods ...*v1.Pod) Indexer {
 	t.Helper()
 	s := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{"by-node": ctlNodeIndex})
 	for _, p := range pods {
-		if err := s.Add(p); err != nil && !isIndexFailure(err) {
+		if err := s.Add(p); err != nil {
 			t.Fatalf("setting up the store: %v", err)
 		}
 	}
@@ -56,8 +56,12 @@ func TestProcessDeltas(t *testing.T) {
 		wantCalls []infEvent
 		wantStore map[string]string
 		// wantRV, if set, is the store's LastStoreSyncResourceVersion.
-		wantRV  string
-		wantErr bool
+		wantRV string
+		// wantErr is the exact error text; "" wants no error.
+		wantErr string
+		// wantPanic is the exact text of the error processDeltas panics
+		// with; the other fields are not checked then.
+		wantPanic string
 	}{
 		"added to an empty store is an add": {
 			deltas:    Deltas{{Type: Added, Object: ctlPod("a", 1)}},
@@ -118,7 +122,7 @@ func TestProcessDeltas(t *testing.T) {
 		"a bookmark without BookmarkInfo fails": {
 			deltas:    Deltas{{Type: Bookmark, Object: ctlPod("a", 1)}},
 			wantStore: map[string]string{},
-			wantErr:   true,
+			wantErr:   "bookmark delta did not contain BookmarkInfo: *v1.Pod",
 		},
 		"replaced all deletes the missing with tombstones, then updates and adds": {
 			stored: []*v1.Pod{ctlPod("a", 1), ctlPod("b", 1)},
@@ -156,7 +160,7 @@ func TestProcessDeltas(t *testing.T) {
 		"replaced all without ReplacedAllInfo fails": {
 			deltas:    Deltas{{Type: ReplacedAll, Object: []interface{}{ctlPod("a", 1)}}},
 			wantStore: map[string]string{},
-			wantErr:   true,
+			wantErr:   "ReplacedAll did not contain ReplacedAllInfo: []interface {}",
 		},
 		"replaced all with a keyless object fails and changes nothing": {
 			stored: []*v1.Pod{ctlPod("a", 1)},
@@ -164,19 +168,14 @@ func TestProcessDeltas(t *testing.T) {
 				ResourceVersion: "5", Objects: []interface{}{ctlPod("b", 2), ctlNoKey{}},
 			}}},
 			wantStore: map[string]string{"ns/a": "1"},
-			wantErr:   true,
+			wantErr:   "couldn't create key for object {}: object has no meta: object does not implement the Object interfaces",
 		},
-		"replaced all with an index failure still replaces and tells": {
+		"replaced all with an index failure panics": {
 			stored: []*v1.Pod{ctlPod("a", 1)},
 			deltas: Deltas{{Type: ReplacedAll, Object: ReplacedAllInfo{
 				ResourceVersion: "5", Objects: []interface{}{ctlPod("bad", 2)},
 			}}},
-			wantCalls: []infEvent{
-				{Kind: "delete", Key: "ns/a", RV: "1", Tombstone: true},
-				{Kind: "add", Key: "ns/bad", RV: "2"},
-			},
-			wantStore: map[string]string{"ns/bad": "2"},
-			wantErr:   true,
+			wantPanic: `unable to calculate an index entry for key "ns/bad" on index "by-node": bad pods have no node`,
 		},
 		"sync all updates every stored object with itself": {
 			stored:    []*v1.Pod{ctlPod("a", 1), ctlPod("b", 2)},
@@ -191,40 +190,45 @@ func TestProcessDeltas(t *testing.T) {
 		"sync all without SyncAllInfo fails": {
 			deltas:    Deltas{{Type: SyncAll, Object: ctlPod("a", 1)}},
 			wantStore: map[string]string{},
-			wantErr:   true,
+			wantErr:   "SyncAll did not contain SyncAllInfo: *v1.Pod",
 		},
-		"an index failure on add still stores and tells": {
-			deltas:    Deltas{{Type: Added, Object: ctlPod("bad", 1)}},
-			wantCalls: []infEvent{{Kind: "add", Key: "ns/bad", RV: "1"}},
-			wantStore: map[string]string{"ns/bad": "1"},
-			wantErr:   true,
-		},
-		"an index failure on update still stores and tells": {
-			stored:    []*v1.Pod{ctlPod("bad", 1)},
-			deltas:    Deltas{{Type: Updated, Object: ctlPod("bad", 2)}},
-			wantCalls: []infEvent{{Kind: "update", Key: "ns/bad", OldRV: "1", RV: "2"}},
-			wantStore: map[string]string{"ns/bad": "2"},
-			wantErr:   true,
-		},
-		"a keyless object fails without a call and the rest goes on": {
-			deltas:    Deltas{{Type: Added, Object: ctlNoKey{}}, {Type: Added, Object: ctlPod("a", 1)}},
-			wantCalls: []infEvent{{Kind: "add", Key: "ns/a", RV: "1"}},
+		"sync all ends the deltas, as in client-go": {
+			stored:    []*v1.Pod{ctlPod("a", 1)},
+			deltas:    Deltas{{Type: SyncAll, Object: SyncAllInfo{}}, {Type: Added, Object: ctlPod("b", 2)}},
+			wantCalls: []infEvent{{Kind: "update", Key: "ns/a", OldRV: "1", RV: "1"}},
 			wantStore: map[string]string{"ns/a": "1"},
-			wantErr:   true,
 		},
-		"an unknown delta type fails": {
-			deltas:    Deltas{{Type: "Bogus", Object: ctlPod("a", 1)}},
+		"an index failure on add panics": {
+			deltas:    Deltas{{Type: Added, Object: ctlPod("bad", 1)}},
+			wantPanic: `unable to calculate an index entry for key "ns/bad" on index "by-node": bad pods have no node`,
+		},
+		"a keyless object ends the deltas without a call": {
+			deltas:    Deltas{{Type: Added, Object: ctlNoKey{}}, {Type: Added, Object: ctlPod("a", 1)}},
 			wantStore: map[string]string{},
-			wantErr:   true,
+			wantErr:   "couldn't create key for object {}: object has no meta: object does not implement the Object interfaces",
+		},
+		"an unknown delta type is skipped": {
+			deltas:    Deltas{{Type: "Bogus", Object: ctlPod("a", 1)}, {Type: Added, Object: ctlPod("b", 2)}},
+			wantCalls: []infEvent{{Kind: "add", Key: "ns/b", RV: "2"}},
+			wantStore: map[string]string{"ns/b": "2"},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			store := ctlStore(t, tc.stored...)
 			rec := &infRecorder{}
-			err := processDeltas(klog.Background(), rec, store, tc.deltas, tc.initial, DeletionHandlingMetaNamespaceKeyFunc)
-			if (err != nil) != tc.wantErr {
-				t.Errorf("error = %v, want error %t", err, tc.wantErr)
+			var err error
+			panicked := capturePanic(func() {
+				err = processDeltas(klog.Background(), rec, store, tc.deltas, tc.initial, DeletionHandlingMetaNamespaceKeyFunc)
+			})
+			if got := fmt.Sprint(panicked); (panicked != nil || tc.wantPanic != "") && got != tc.wantPanic {
+				t.Fatalf("panic = %q, want %q", got, tc.wantPanic)
+			}
+			if tc.wantPanic != "" {
+				return
+			}
+			if got := errText(err); got != tc.wantErr {
+				t.Errorf("error = %q, want %q", got, tc.wantErr)
 			}
 			calls := rec.snapshot()
 			if tc.unordered {
@@ -254,7 +258,12 @@ func TestProcessDeltasInBatch(t *testing.T) {
 		transactionOnly bool
 		wantCalls       []infEvent
 		wantStore       map[string]string
-		wantErr         bool
+		// wantErr is the exact error text per store kind ("transaction
+		// store", "plain store"); absent wants no error.
+		wantErr map[string]string
+		// wantPanic is the exact text of the error processDeltasInBatch
+		// panics with; the other fields are not checked then.
+		wantPanic string
 	}{
 		"adds, updates and deletes of different objects, in order": {
 			stored: []*v1.Pod{ctlPod("a", 1), ctlPod("b", 1)},
@@ -291,13 +300,14 @@ func TestProcessDeltasInBatch(t *testing.T) {
 			deltas:    []Delta{{Type: Added, Object: ctlPod("a", 1)}, {Type: Added, Object: ctlNoKey{}}, {Type: Added, Object: ctlPod("b", 2)}},
 			wantCalls: []infEvent{{Kind: "add", Key: "ns/a", RV: "1"}, {Kind: "add", Key: "ns/b", RV: "2"}},
 			wantStore: map[string]string{"ns/a": "1", "ns/b": "2"},
-			wantErr:   true,
+			wantErr: map[string]string{
+				"transaction store": "not all items in the batch successfully processed: failed to execute (1/3) transactions failed due to: [couldn't create key for object {}: object has no meta: object does not implement the Object interfaces]",
+				"plain store":       "unexpected error when handling deltas: [couldn't create key for object {}: object has no meta: object does not implement the Object interfaces]",
+			},
 		},
-		"an index failure still stores and tells": {
+		"an index failure panics": {
 			deltas:    []Delta{{Type: Added, Object: ctlPod("bad", 1)}, {Type: Added, Object: ctlPod("a", 1)}},
-			wantCalls: []infEvent{{Kind: "add", Key: "ns/bad", RV: "1"}, {Kind: "add", Key: "ns/a", RV: "1"}},
-			wantStore: map[string]string{"ns/a": "1", "ns/bad": "1"},
-			wantErr:   true,
+			wantPanic: `unable to calculate an index entry for key "ns/bad" on index "by-node": bad pods have no node`,
 		},
 		"a delta that cannot be batched fails the batch before any change": {
 			stored: []*v1.Pod{ctlPod("a", 1)},
@@ -307,7 +317,7 @@ func TestProcessDeltasInBatch(t *testing.T) {
 			},
 			transactionOnly: true,
 			wantStore:       map[string]string{"ns/a": "1"},
-			wantErr:         true,
+			wantErr:         map[string]string{"transaction store": "Delta type ReplacedAll is not supported in batch processing"},
 		},
 	}
 	stores := map[string]func(Indexer) Store{
@@ -322,9 +332,18 @@ func TestProcessDeltasInBatch(t *testing.T) {
 			t.Run(name+"/"+storeName, func(t *testing.T) {
 				store := ctlStore(t, tc.stored...)
 				rec := &infRecorder{}
-				err := processDeltasInBatch(klog.Background(), rec, wrap(store), tc.deltas, tc.initial, DeletionHandlingMetaNamespaceKeyFunc)
-				if (err != nil) != tc.wantErr {
-					t.Errorf("error = %v, want error %t", err, tc.wantErr)
+				var err error
+				panicked := capturePanic(func() {
+					err = processDeltasInBatch(klog.Background(), rec, wrap(store), tc.deltas, tc.initial, DeletionHandlingMetaNamespaceKeyFunc)
+				})
+				if got := fmt.Sprint(panicked); (panicked != nil || tc.wantPanic != "") && got != tc.wantPanic {
+					t.Fatalf("panic = %q, want %q", got, tc.wantPanic)
+				}
+				if tc.wantPanic != "" {
+					return
+				}
+				if got := errText(err); got != tc.wantErr[storeName] {
+					t.Errorf("error = %q, want %q", got, tc.wantErr[storeName])
 				}
 				if diff := cmp.Diff(tc.wantCalls, rec.snapshot()); diff != "" {
 					t.Errorf("handler calls (-want +got):\n%s", diff)

@@ -2,7 +2,6 @@ package cache
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -235,7 +234,7 @@ func (f *DeltaFIFO) change(op string, t DeltaType, obj interface{}) error {
 	defer f.mu.Unlock()
 	f.sync.markPopulated()
 	if err != nil {
-		return fmt.Errorf("delta fifo %s: %w", op, err)
+		return err
 	}
 	f.recordLocked(key, Delta{Type: t, Object: out})
 	return nil
@@ -249,7 +248,7 @@ func (f *DeltaFIFO) change(op string, t DeltaType, obj interface{}) error {
 func (f *DeltaFIFO) Delete(obj interface{}) error {
 	key, err := f.KeyOf(obj)
 	if err != nil {
-		return fmt.Errorf("delta fifo delete: %w", KeyError{Obj: obj, Err: err})
+		return KeyError{Obj: obj, Err: err}
 	}
 	out, transformErr := transformEntering(f.transformer, key, obj)
 	f.mu.Lock()
@@ -259,7 +258,7 @@ func (f *DeltaFIFO) Delete(obj interface{}) error {
 		return nil
 	}
 	if transformErr != nil {
-		return fmt.Errorf("delta fifo delete: %w", transformErr)
+		return transformErr
 	}
 	f.recordLocked(key, Delta{Type: Deleted, Object: out})
 	return nil
@@ -307,7 +306,7 @@ func (f *DeltaFIFO) replaceTransformed(list []interface{}, _ string) error {
 func (f *DeltaFIFO) prepareListed(obj interface{}) (interface{}, error) {
 	key, out, err := f.stage(obj)
 	if err != nil {
-		return nil, fmt.Errorf("delta fifo replace: %w", err)
+		return nil, err
 	}
 	return reuseCached(f.knownObjects, key, out), nil
 }
@@ -316,7 +315,7 @@ func (f *DeltaFIFO) prepareListed(obj interface{}) (interface{}, error) {
 func (f *DeltaFIFO) replace(list []interface{}, transform TransformFunc) error {
 	staged, err := stageAll(list, f.KeyOf, transform)
 	if err != nil {
-		return fmt.Errorf("delta fifo replace: %w", err)
+		return err
 	}
 	action := Sync
 	if f.emitDeltaTypeReplaced {
@@ -379,7 +378,7 @@ func (f *DeltaFIFO) Resync() error {
 		}
 		key, err := f.KeyOf(obj)
 		if err != nil {
-			return fmt.Errorf("delta fifo resync: %w", KeyError{Obj: obj, Err: err})
+			return KeyError{Obj: obj, Err: err}
 		}
 		if f.book.has(key) {
 			continue
@@ -399,8 +398,8 @@ func (f *DeltaFIFO) Resync() error {
 // between popping a key and recording its changes in the store. The price is
 // that process must not call this queue (it would deadlock) and that a slow
 // process blocks producers; slow processing with a backlog is logged. A
-// panic in process is recovered, logged and returned as an error; the
-// popped changes are dropped as with any error. isInInitialList is true
+// panic in process propagates to the caller, as in client-go; the popped
+// changes are dropped and the queue stays consistent. isInInitialList is true
 // while the initial sync is not over; the sync ends once process returned
 // for the last item of the first Replace.
 func (f *DeltaFIFO) Pop(process PopProcessFunc) (interface{}, error) {
@@ -412,16 +411,16 @@ func (f *DeltaFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 	isInInitialList := !f.sync.synced()
 	key, deltas := f.book.popOldest()
 	f.sync.take(1)
+	defer f.sync.settle()
 	var item interface{} = deltas // boxed once for process and the result
 	depth := f.book.len()
 	var start time.Time
 	if depth > slowDepth {
 		start = f.clock.Now()
 	}
-	err := callProcess(f.logger, func() error { return process(item, isInInitialList) })
+	err := callProcess(func() error { return process(item, isInInitialList) })
 	if depth > slowDepth {
 		reportSlowProcessing(f.logger, key, 1, depth, f.clock.Since(start))
 	}
-	f.sync.settle()
 	return item, err
 }

@@ -347,13 +347,16 @@ func TestDeltaFIFO_FailuresLeaveTheQueueUnchanged(t *testing.T) {
 		op          func(f *DeltaFIFO) error
 		wantKeyErr  bool
 		wantPopProp bool // the failed call still ended the initial sync
+		// wantPanic: the call panics (user code's panic goes on, as in
+		// client-go); the queue is still unchanged.
+		wantPanic bool
 	}{
 		"add nil":                       {op: func(f *DeltaFIFO) error { return f.Add(nil) }, wantKeyErr: true, wantPopProp: true},
 		"update without metadata":       {op: func(f *DeltaFIFO) error { return f.Update(noMeta{"x"}) }, wantKeyErr: true, wantPopProp: true},
 		"delete without metadata":       {op: func(f *DeltaFIFO) error { return f.Delete(noMeta{"x"}) }, wantKeyErr: true},
 		"replace with one bad entry":    {op: func(f *DeltaFIFO) error { return f.Replace(objs(b1, noMeta{"x"}), "1") }, wantKeyErr: true},
 		"add failing the transform":     {op: func(f *DeltaFIFO) error { return f.Add(queuePod("bad", "1")) }, wantPopProp: true},
-		"add panicking in transform":    {op: func(f *DeltaFIFO) error { return f.Add(queuePod("panic", "1")) }, wantPopProp: true},
+		"add panicking in transform":    {op: func(f *DeltaFIFO) error { return f.Add(queuePod("panic", "1")) }, wantPanic: true},
 		"replace failing the transform": {op: func(f *DeltaFIFO) error { return f.Replace(objs(b1, queuePod("bad", "1")), "1") }},
 		"delete failing the transform":  {op: func(f *DeltaFIFO) error { return f.Delete(queuePod("bad", "1")) }, wantPopProp: true},
 	}
@@ -363,16 +366,24 @@ func TestDeltaFIFO_FailuresLeaveTheQueueUnchanged(t *testing.T) {
 			f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{KnownObjects: known, Transformer: failOn("bad")})
 			// Queue a1 without ending the initial sync.
 			mustOK(t, f.Resync())
-			err := tc.op(f)
-			if err == nil {
+			var err error
+			p := capturePanic(func() { err = tc.op(f) })
+			switch {
+			case tc.wantPanic && p == nil:
+				t.Fatal("no panic")
+			case !tc.wantPanic && p != nil:
+				t.Fatalf("panic %v", p)
+			case !tc.wantPanic && err == nil:
 				t.Fatal("no error")
 			}
-			var keyErr KeyError
-			if got := errors.As(err, &keyErr); got != tc.wantKeyErr {
-				t.Errorf("error %q: is a KeyError = %v, want %v", err, got, tc.wantKeyErr)
-			}
-			if got := f.HasSynced(); got != tc.wantPopProp {
-				t.Errorf("HasSynced() = %v, want %v", got, tc.wantPopProp)
+			if !tc.wantPanic {
+				var keyErr KeyError
+				if got := errors.As(err, &keyErr); got != tc.wantKeyErr {
+					t.Errorf("error %q: is a KeyError = %v, want %v", err, got, tc.wantKeyErr)
+				}
+				if got := f.HasSynced(); got != tc.wantPopProp {
+					t.Errorf("HasSynced() = %v, want %v", got, tc.wantPopProp)
+				}
 			}
 			want := []Deltas{{{Sync, a1}}, {{Sync, queuePod("bad", "0")}}}
 			if diff := cmp.Diff(want, deltasOf(t, f)); diff != "" {

@@ -122,6 +122,19 @@
 // compiles and works unchanged; a value of another shape makes the
 // ListWatch's List and Watch fail with an error naming what is missing.
 //
+// Panics: as in client-go, listener delivery, the controller's process
+// loop, the shared informer's Run, each reflector cycle and the functions
+// WaitForCacheSync polls run under apimachinery's utilruntime.HandleCrash*
+// functions. A panic (in a handler, an index, key or transform function,
+// a ListerWatcher or a store) is logged as "Observed a panic", the
+// utilruntime.PanicHandlers run, and with utilruntime.ReallyCrash (true by
+// default) the process dies. Setting utilruntime.ReallyCrash = false is the
+// opt-in to keep serving: the panicking notification or change is dropped
+// and the informer goes on. Unlike client-go, a handler that panicked on an
+// initial-list add still lets its registration sync
+// (kubernetes/kubernetes#129024). An index function that fails makes the
+// write panic with client-go's message, before the object is stored.
+//
 // Delivery to handlers: as in client-go, every handler receives every
 // notification, in order, however far it falls behind; its listener
 // buffers them without limit while the handler makes progress. Only a
@@ -143,14 +156,23 @@
 // notifications are pending, whether or not the handler makes progress;
 // SetListenerBacklogLimit(0) never merges, even for a stalled handler.
 //
+// Errors and logs: error texts, wrapping and the log lines client-go also
+// writes (message, verbosity, keys) are client-go's. kcache's own features
+// (the streaming-list fallback, feature gate parsing, the consistency and
+// mutation detectors) log lines of their own; its own debug lines (process
+// errors, reflector state changes) are at V(4) and above.
+//
 // Transforms run once per object: client-go transforms the initial objects
 // of a streaming list twice (into its temporary store, then again in the
 // queue); here the queue takes the already transformed list as it is.
 //
 // Bounded waits: a streaming list whose end bookmark does not come falls
-// back to a paginated list instead of waiting forever.
+// back to a paginated list instead of waiting forever
+// (kubernetes/kubernetes#135895).
 //
-// Bad input never panics: index functions, key functions, transforms and
-// handlers that fail or panic produce errors or logged, documented
-// outcomes, and the cache stays consistent.
+// Still different, to be converted: typed-nil objects from the server are
+// skipped and reported where client-go can panic; a typed handler given an
+// object that is not its type logs and drops it where client-go panics;
+// AddEventHandler(nil) and a ListWatch without functions are errors where
+// client-go accepts them and panics later.
 package cache

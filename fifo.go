@@ -2,10 +2,7 @@ package cache
 
 import (
 	"errors"
-	"fmt"
 	"sync"
-
-	"k8s.io/klog/v2"
 )
 
 // ErrFIFOClosed is returned by Pop and PopBatch once the queue is closed.
@@ -129,7 +126,7 @@ func (f *FIFO) keyOf(obj interface{}) (string, error) {
 func (f *FIFO) Add(obj interface{}) error {
 	key, err := f.keyOf(obj)
 	if err != nil {
-		return fmt.Errorf("fifo add: %w", err)
+		return err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -152,7 +149,7 @@ func (f *FIFO) Update(obj interface{}) error {
 func (f *FIFO) Delete(obj interface{}) error {
 	key, err := f.keyOf(obj)
 	if err != nil {
-		return fmt.Errorf("fifo delete: %w", err)
+		return err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -173,7 +170,7 @@ func (f *FIFO) Replace(list []interface{}, resourceVersion string) error {
 	for _, obj := range list {
 		key, err := f.keyOf(obj)
 		if err != nil {
-			return fmt.Errorf("fifo replace: %w", err)
+			return err
 		}
 		if _, seen := slots[key]; !seen {
 			order.push(key)
@@ -202,8 +199,8 @@ func (f *FIFO) Resync() error {
 // ErrFIFOClosed.
 //
 // process runs with the FIFO's lock held, so it must not call the FIFO; in
-// exchange it sees no concurrent change to the FIFO. A panic in process is
-// recovered and returned as an error; the object is not queued again.
+// exchange it sees no concurrent change to the FIFO. A panic in process
+// propagates, as in client-go; the object is not queued again.
 // isInInitialList is true while the initial sync is not over.
 func (f *FIFO) Pop(process PopProcessFunc) (interface{}, error) {
 	f.mu.Lock()
@@ -221,8 +218,7 @@ func (f *FIFO) Pop(process PopProcessFunc) (interface{}, error) {
 			f.sync.settle()
 			continue
 		}
-		err := callProcess(klog.Background(), func() error { return process(slot.obj, isInInitialList) })
-		f.sync.settle()
-		return slot.obj, err
+		defer f.sync.settle()
+		return slot.obj, callProcess(func() error { return process(slot.obj, isInInitialList) })
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -14,52 +13,18 @@ import (
 // of store operations (adds, updates, deletes by object and by tombstone,
 // replaces, transactions, new indexes, objects without a key), applied to
 // an Indexer and to the naive model of model_test.go, which are compared
-// after every step. Some index functions fail: one returns an error for
-// pods on node n3, one panics for pods named p7 or p17; an object is then
-// stored but left out of that index, and the model's index answers skip it
-// the same way.
+// after every step. Index functions here never fail: a failing one panics
+// the write, as in client-go (TestIndexFunctionFailure_Panics pins that).
 
 // fuzzIndexers are the indexes an operation may add, by name.
 var fuzzIndexers = Indexers{
 	"node":         byNodeIndex,
 	"labels":       byLabelValues,
-	"picky":        pickyIndex,
-	"panicky":      panickyIndex,
 	NamespaceIndex: MetaNamespaceIndexFunc,
 }
 
 // fuzzIndexNames fixes the order in which an operation picks an index.
-var fuzzIndexNames = []string{"node", "labels", "picky", "panicky", NamespaceIndex}
-
-// pickyIndex indexes by app label but refuses pods on node n3.
-func pickyIndex(obj interface{}) ([]string, error) {
-	p := obj.(*v1.Pod)
-	if p.Spec.NodeName == "n3" {
-		return nil, errors.New("picky index refuses node n3")
-	}
-	return []string{p.Labels["app"]}, nil
-}
-
-// panickyIndex indexes by name but panics on names ending in 7.
-func panickyIndex(obj interface{}) ([]string, error) {
-	p := obj.(*v1.Pod)
-	if strings.HasSuffix(p.Name, "7") {
-		panic("panicky index: " + p.Name)
-	}
-	return []string{p.Name}, nil
-}
-
-// safeIndex is fn for the model: a panic counts as a failure.
-func safeIndex(fn IndexFunc) IndexFunc {
-	return func(obj interface{}) (vals []string, err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				vals, err = nil, fmt.Errorf("panic: %v", r)
-			}
-		}()
-		return fn(obj)
-	}
-}
+var fuzzIndexNames = []string{"node", "labels", NamespaceIndex}
 
 // fuzzBytes hands out the fuzzer's bytes; past the end it gives zeros.
 type fuzzBytes struct{ data []byte }
@@ -89,16 +54,6 @@ func (b *fuzzBytes) pod(rv int) *v1.Pod {
 	return p
 }
 
-// indexFailsFor reports whether some index of the model fails on obj.
-func (m *indexModel) indexFailsFor(obj interface{}) bool {
-	for _, fn := range m.indexers {
-		if _, err := fn(obj); err != nil {
-			return true
-		}
-	}
-	return false
-}
-
 func FuzzIndexer_MatchesModel(f *testing.F) {
 	for _, seed := range [][]byte{
 		{},
@@ -124,13 +79,9 @@ func FuzzIndexer_MatchesModel(f *testing.F) {
 // model, checks its error, and describes it.
 func applyFuzzIndexOp(t *testing.T, in *fuzzBytes, s Indexer, m *indexModel, rv int) string {
 	t.Helper()
-	// checkWrite accepts an index failure only when an index fails on obj.
-	checkWrite := func(op string, obj interface{}, err error) {
+	checkWrite := func(op string, err error) {
 		t.Helper()
-		switch {
-		case err == nil:
-		case isIndexFailure(err) && m.indexFailsFor(obj):
-		default:
+		if err != nil {
 			t.Fatalf("%s: unexpected error %v", op, err)
 		}
 	}
@@ -142,7 +93,7 @@ func applyFuzzIndexOp(t *testing.T, in *fuzzBytes, s Indexer, m *indexModel, rv 
 		if op == 1 {
 			write, name = s.Update, "update"
 		}
-		checkWrite(name, p, write(p))
+		checkWrite(name, write(p))
 		m.objs[key] = p
 		return name + " " + key
 	case 2:
@@ -164,16 +115,14 @@ func applyFuzzIndexOp(t *testing.T, in *fuzzBytes, s Indexer, m *indexModel, rv 
 	case 4:
 		n := in.next() % 12
 		list := make([]interface{}, 0, n)
-		fails := false
 		m.objs = map[string]*v1.Pod{}
 		for range n {
 			p := in.pod(rv)
 			key, _ := MetaNamespaceKeyFunc(p)
 			m.objs[key] = p
 			list = append(list, p)
-			fails = fails || m.indexFailsFor(p)
 		}
-		if err := s.Replace(list, strconv.Itoa(rv)); err != nil && !(fails && isIndexFailure(err)) {
+		if err := s.Replace(list, strconv.Itoa(rv)); err != nil {
 			t.Fatalf("replace: unexpected error %v", err)
 		}
 		return fmt.Sprintf("replace with %d", n)
@@ -192,18 +141,13 @@ func applyFuzzIndexOp(t *testing.T, in *fuzzBytes, s Indexer, m *indexModel, rv 
 }
 
 // applyFuzzIndexerAddition adds one of fuzzIndexers. The store must refuse
-// a name it has, and an index whose function fails on a stored object.
+// a name it has.
 func applyFuzzIndexerAddition(t *testing.T, in *fuzzBytes, s Indexer, m *indexModel) string {
 	t.Helper()
 	name := fuzzIndexNames[in.next()%len(fuzzIndexNames)]
-	fn := safeIndex(fuzzIndexers[name])
+	fn := fuzzIndexers[name]
 	_, exists := m.indexers[name]
 	refused := exists
-	for _, p := range m.objs {
-		if _, err := fn(p); err != nil {
-			refused = true
-		}
-	}
 	err := s.AddIndexers(Indexers{name: fuzzIndexers[name]})
 	switch {
 	case refused && err == nil:
@@ -247,7 +191,7 @@ func applyFuzzTransaction(t *testing.T, in *fuzzBytes, s Indexer, m *indexModel,
 	}
 	terr := ts.Transaction(txns...)
 	if len(want) == n {
-		if terr != nil && !isIndexFailure(terr.Errors[len(terr.Errors)-1]) {
+		if terr != nil {
 			t.Fatalf("transaction: unexpected error %v", terr)
 		}
 		return fmt.Sprintf("transaction of %d", n)

@@ -2,7 +2,6 @@ package cache
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 )
 
@@ -68,7 +67,7 @@ func (h *Heap) Add(obj interface{}) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return fmt.Errorf("add to heap: %w", errHeapClosed)
+		return errHeapClosed
 	}
 	h.items.set(key, obj)
 	h.notEmpty.Broadcast()
@@ -98,7 +97,7 @@ func (h *Heap) BulkAdd(list []interface{}) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return fmt.Errorf("bulk add to heap: %w", errHeapClosed)
+		return errHeapClosed
 	}
 	for i, key := range keys {
 		h.items.set(key, list[i])
@@ -120,7 +119,7 @@ func (h *Heap) AddIfNotPresent(obj interface{}) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return fmt.Errorf("add to heap if absent: %w", errHeapClosed)
+		return errHeapClosed
 	}
 	if !h.items.has(key) {
 		h.items.set(key, obj)
@@ -139,7 +138,7 @@ func (h *Heap) Delete(obj interface{}) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.items.remove(key) {
-		return fmt.Errorf("delete from heap: no object with key %q", key)
+		return errors.New("object not found")
 	}
 	return nil
 }
@@ -152,7 +151,7 @@ func (h *Heap) Pop() (interface{}, error) {
 	defer h.mu.Unlock()
 	for h.items.Len() == 0 {
 		if h.closed {
-			return nil, fmt.Errorf("pop from heap: %w", errHeapClosed)
+			return nil, errHeapClosed
 		}
 		h.notEmpty.Wait()
 	}

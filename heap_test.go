@@ -147,15 +147,19 @@ func TestHeap_KeyFailuresAreKeyErrors(t *testing.T) {
 			_, _, err := h.Get(42)
 			return err
 		}},
+		// A panicking key function panics the call, as in client-go.
 		"key function panics":  {panicky, func(h *Heap) error { return h.Add(heapPod("a", 1)) }},
 		"bulk add with panics": {panicky, func(h *Heap) error { return h.BulkAdd([]interface{}{heapPod("a", 1)}) }},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			h := NewHeap(tc.keyFunc, heapByPriority)
-			err := tc.op(h)
-			var keyErr KeyError
-			if !errors.As(err, &keyErr) {
+			var err error
+			if p := capturePanic(func() { err = tc.op(h) }); p != nil {
+				if p != "boom" {
+					t.Fatalf("panic %v, want the key function's", p)
+				}
+			} else if keyErr := (KeyError{}); !errors.As(err, &keyErr) {
 				t.Fatalf("got error %v, want a KeyError", err)
 			}
 			if got := len(h.List()); got != 0 {

@@ -36,12 +36,12 @@ type InformerName struct {
 // is reserved and not yet released, is an error.
 func NewInformerName(name string) (*InformerName, error) {
 	if name == "" {
-		return nil, errors.New("informer name must not be empty")
+		return nil, errors.New("informer name cannot be empty")
 	}
 	nameRegistry.mu.Lock()
 	defer nameRegistry.mu.Unlock()
 	if old, ok := nameRegistry.names[name]; ok && old.active.Load() {
-		return nil, fmt.Errorf("informer name %q is already in use", name)
+		return nil, fmt.Errorf("informer name %q is already registered", name)
 	}
 	n := &InformerName{name: name, resources: map[schema.GroupVersionResource]*atomic.Bool{}}
 	n.active.Store(true)
@@ -72,7 +72,7 @@ func (n *InformerName) WithResource(gvr schema.GroupVersionResource) InformerNam
 		return id
 	}
 	if _, taken := n.resources[gvr]; taken {
-		klog.Background().Error(nil, "Informer identity requested twice; its metrics will not be published",
+		klog.Background().Error(nil, "Duplicate informer registration - metrics will not be published",
 			"informerName", n.name, "group", gvr.Group, "version", gvr.Version, "resource", gvr.Resource)
 		return id
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // Indexer is a Store with secondary indexes: named functions that map each
@@ -40,7 +41,7 @@ const NamespaceIndex string = "namespace"
 func MetaNamespaceIndexFunc(obj interface{}) ([]string, error) {
 	accessor, err := meta.Accessor(obj)
 	if err != nil {
-		return []string{""}, fmt.Errorf("object has no meta: %w", err)
+		return []string{""}, fmt.Errorf("object has no meta: %v", err)
 	}
 	return []string{accessor.GetNamespace()}, nil
 }
@@ -161,8 +162,8 @@ func (f *indexFuncs) with(extra Indexers) (*indexFuncs, error) {
 		merged[name] = fn
 	}
 	if len(taken) > 0 {
-		sort.Strings(taken)
-		return nil, fmt.Errorf("indexer conflict: %v already exist", taken)
+		// client-go prints the set of taken names, formatted as a map.
+		return nil, fmt.Errorf("indexer conflict: %v", sets.New(taken...))
 	}
 	return newIndexFuncs(merged), nil
 }

@@ -290,32 +290,38 @@ func TestSameObject(t *testing.T) {
 
 func TestNamespaceIndex_FastPathFailsLikeTheFunction(t *testing.T) {
 	tests := []struct {
-		name    string
-		obj     interface{}
-		wantErr bool
-		wantNS  string
+		name string
+		obj  interface{}
+		// wantPanic is what the write panics with, formatted; "" wants
+		// the object stored and indexed.
+		wantPanic string
 	}{
-		{"a pod", podOnNode("team-a", "p", "n", 1), false, "team-a"},
-		{"a typed nil pod", (*v1.Pod)(nil), true, ""},
-		{"a value without metadata", "not an object", true, ""},
+		{"a pod", podOnNode("team-a", "p", "n", 1), ""},
+		{"a typed nil pod", (*v1.Pod)(nil), "runtime error: invalid memory address or nil pointer dereference"},
+		{"a value without metadata", "not an object", `unable to calculate an index entry for key "k" on index "namespace": object has no meta: object does not implement the Object interfaces`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newThreadSafeMap(Indexers{NamespaceIndex: MetaNamespaceIndexFunc}, nil)
-			err := s.put("k", tt.obj)
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("put error = %v, want error %v", err, tt.wantErr)
-			}
-			if _, ok := s.Get("k"); !ok {
-				t.Fatal("the object must be stored even when its index fails")
-			}
-			want := []string{}
-			if !tt.wantErr {
-				want = []string{"k"}
-			}
-			got, _ := s.IndexKeys(NamespaceIndex, tt.wantNS)
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("IndexKeys (-want +got):\n%s", diff)
+			for _, via := range []string{"fast path", "function"} {
+				fn := MetaNamespaceIndexFunc
+				if via == "function" {
+					// A different function value under another name
+					// takes the general path.
+					fn = func(obj interface{}) ([]string, error) { return MetaNamespaceIndexFunc(obj) }
+				}
+				name := NamespaceIndex
+				s := newThreadSafeMap(Indexers{name: fn}, nil)
+				p := capturePanic(func() { s.put("k", tt.obj) })
+				if got := fmt.Sprint(p); (p != nil || tt.wantPanic != "") && got != tt.wantPanic {
+					t.Fatalf("%s: panic = %q, want %q", via, got, tt.wantPanic)
+				}
+				if tt.wantPanic != "" {
+					continue
+				}
+				got, _ := s.IndexKeys(name, "team-a")
+				if diff := cmp.Diff([]string{"k"}, got); diff != "" {
+					t.Errorf("%s: IndexKeys (-want +got):\n%s", via, diff)
+				}
 			}
 		})
 	}

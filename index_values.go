@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,8 +15,8 @@ type fnValues struct {
 	// function's own slice, never modified.
 	many  []string
 	count int
-	// err is the function's failure; the object then has no value in
-	// that index.
+	// err is the function's failure; a write panics with it
+	// (mustSucceed), a query returns it.
 	err error
 }
 
@@ -83,14 +82,9 @@ func runIndexFunc(f *indexFuncs, i int, fn IndexFunc, obj interface{}) fnValues 
 }
 
 // namespaceOf is MetaNamespaceIndexFunc's single value without the slice:
-// the store's fast path for the namespace index. A typed nil object fails
+// the store's fast path for the namespace index. A typed nil object panics
 // as it does through the function.
 func namespaceOf(m metav1.Object) (ns string, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("index function panicked: %v", r)
-		}
-	}()
 	return m.GetNamespace(), nil
 }
 
@@ -106,37 +100,20 @@ func (v *indexValues) of(i int) *fnValues {
 // noValues is the empty result.
 var noValues fnValues
 
-// err joins every failure, naming the index and the key, as an
-// indexFailure; nil if none.
-func (v *indexValues) err(key string) error {
-	var all []error
+// mustSucceed panics, as client-go's store does, when an index function
+// failed on the object stored under key: the message names the key and the
+// first failing index. A store cannot file an object it cannot index, and
+// its write methods have no error to return.
+func (v *indexValues) mustSucceed(key string) {
 	for i := range v.values {
 		if e := v.values[i].err; e != nil {
-			all = append(all, fmt.Errorf("index %q of key %q: %w", v.funcs.names[i], key, e))
+			panic(fmt.Errorf("unable to calculate an index entry for key %q on index %q: %v", key, v.funcs.names[i], e))
 		}
 	}
-	if len(all) == 0 {
-		return nil
-	}
-	return indexFailure{errors.Join(all...)}
 }
 
-// indexFailure is the error of a write that stored its object but left it
-// out of the indexes whose function failed. The write happened: callers
-// that notify others about changes must still do so.
-type indexFailure struct{ err error }
-
-func (f indexFailure) Error() string {
-	return "object stored without some index values: " + f.err.Error()
-}
-func (f indexFailure) Unwrap() error { return f.err }
-
-// callIndexFunc runs user code and turns a panic into an error.
+// callIndexFunc runs user code. A panic is not recovered: it reaches the
+// goroutine that wrote or queried the store, as in client-go.
 func callIndexFunc(fn IndexFunc, obj interface{}) (vals []string, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("index function panicked: %v", r)
-		}
-	}()
 	return fn(obj)
 }

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -23,7 +24,7 @@ type KeyError struct {
 
 // Error describes the object whose key could not be computed and why.
 func (k KeyError) Error() string {
-	return fmt.Sprintf("cannot compute a key for object %+v: %v", k.Obj, k.Err)
+	return fmt.Sprintf("couldn't create key for object %+v: %v", k.Obj, k.Err)
 }
 
 // Unwrap returns the cause, so callers can match it with errors.Is/As.
@@ -89,8 +90,11 @@ func IndexFuncToKeyFuncAdapter(indexFunc IndexFunc) KeyFunc {
 		if err != nil {
 			return "", err
 		}
-		if len(values) != 1 {
-			return "", fmt.Errorf("index function returned %d values, want exactly 1: %v", len(values), values)
+		switch {
+		case len(values) > 1:
+			return "", fmt.Errorf("too many keys: %v", values)
+		case len(values) == 0:
+			return "", errors.New("unexpected empty indexKeys")
 		}
 		return values[0], nil
 	}
@@ -156,7 +160,7 @@ func MetaObjectToName(obj metav1.Object) ObjectName {
 func ObjectToName(obj interface{}) (ObjectName, error) {
 	accessor, err := meta.Accessor(obj)
 	if err != nil {
-		return ObjectName{}, fmt.Errorf("object has no meta: %w", err)
+		return ObjectName{}, fmt.Errorf("object has no meta: %v", err)
 	}
 	if isNilPointer(accessor) {
 		return ObjectName{}, fmt.Errorf("object has no meta: nil %T", obj)

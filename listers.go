@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"fmt"
 	goruntime "runtime"
 	"sync"
 
@@ -119,8 +118,7 @@ func ListAllByNamespace(indexer Indexer, namespace string, selector labels.Selec
 	}
 	items, err := indexer.Index(NamespaceIndex, &metav1.ObjectMeta{Namespace: namespace})
 	if err != nil {
-		klog.Background().Info("Warning: listing a namespace without the namespace index; scanning every object instead",
-			"namespace", namespace, "err", err)
+		klog.Background().Info("Warning: can not retrieve list of objects using index", "err", err)
 		return scanNamespace(indexer.List(), namespace, selector, appendFn)
 	}
 	return appendMatching(items, selector, appendFn)
@@ -164,7 +162,7 @@ func appendMatching(items []interface{}, selector labels.Selector, appendFn Appe
 		read, err := block.load(objs)
 		block.appendMatching(objs[:read], &matcher, appendFn)
 		if err != nil {
-			return fmt.Errorf("list by label: %w", err)
+			return err
 		}
 	}
 	return nil
@@ -247,7 +245,7 @@ func scanNamespace(items []interface{}, namespace string, selector labels.Select
 	for _, obj := range items {
 		accessor, err := meta.Accessor(obj)
 		if err != nil {
-			return fmt.Errorf("list namespace %q: %w", namespace, err)
+			return err
 		}
 		if accessor.GetNamespace() != namespace {
 			continue
@@ -300,7 +298,7 @@ type genericLister struct {
 func (l *genericLister) List(selector labels.Selector) ([]runtime.Object, error) {
 	var c runtimeObjectCollector
 	err := ListAll(l.indexer, selector, c.add)
-	return c.result(err, l.resource)
+	return c.result(err)
 }
 
 // Get returns the object stored under the key name.
@@ -325,7 +323,7 @@ type genericNamespaceLister struct {
 func (l *genericNamespaceLister) List(selector labels.Selector) ([]runtime.Object, error) {
 	var c runtimeObjectCollector
 	err := ListAllByNamespace(l.indexer, l.namespace, selector, c.add)
-	return c.result(err, l.resource)
+	return c.result(err)
 }
 
 // Get returns the object called name in the namespace: the one stored
@@ -345,37 +343,22 @@ func getRuntimeObject(indexer Indexer, key, name string, resource schema.GroupRe
 	if !exists {
 		return nil, errors.NewNotFound(resource, name)
 	}
-	object, ok := obj.(runtime.Object)
-	if !ok {
-		return nil, fmt.Errorf("get %s %q: stored value of type %T is not a runtime.Object", resource, key, obj)
-	}
-	return object, nil
+	// A stored value that is not a runtime.Object panics, as in client-go.
+	return obj.(runtime.Object), nil
 }
 
-// runtimeObjectCollector gathers listed runtime.Objects and remembers the
-// first value that is not one.
+// runtimeObjectCollector gathers listed runtime.Objects.
 type runtimeObjectCollector struct {
 	objects []runtime.Object
-	bad     interface{}
-	sawBad  bool
 }
 
-// add is the AppendFunc of the collector.
+// add is the AppendFunc of the collector. A value that is not a
+// runtime.Object panics, as in client-go.
 func (c *runtimeObjectCollector) add(obj interface{}) {
-	if object, ok := obj.(runtime.Object); ok {
-		c.objects = append(c.objects, object)
-		return
-	}
-	if !c.sawBad {
-		c.bad, c.sawBad = obj, true
-	}
+	c.objects = append(c.objects, obj.(runtime.Object))
 }
 
-// result returns the collected objects with listErr, or with an error
-// naming the first value that was not a runtime.Object.
-func (c *runtimeObjectCollector) result(listErr error, resource schema.GroupResource) ([]runtime.Object, error) {
-	if listErr == nil && c.sawBad {
-		listErr = fmt.Errorf("list %s: stored value of type %T is not a runtime.Object", resource, c.bad)
-	}
+// result returns the collected objects with listErr.
+func (c *runtimeObjectCollector) result(listErr error) ([]runtime.Object, error) {
 	return c.objects, listErr
 }

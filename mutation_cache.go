@@ -272,11 +272,11 @@ func (c *mutationCache) newerLocked(key string, stored interface{}) interface{} 
 // skipped and logged.
 func (c *mutationCache) ByIndex(indexName, indexKey string) ([]interface{}, error) {
 	if c.indexer == nil {
-		return nil, errors.New("mutation cache: ByIndex needs an indexer, none was given")
+		return nil, errors.New("no indexer has been provided to the mutation cache")
 	}
 	keys, err := c.indexer.IndexKeys(indexName, indexKey)
 	if err != nil {
-		return nil, fmt.Errorf("mutation cache: listing index %q: %w", indexName, err)
+		return nil, err
 	}
 	type keyed struct {
 		key string
@@ -286,7 +286,7 @@ func (c *mutationCache) ByIndex(indexName, indexKey string) ([]interface{}, erro
 	for _, key := range keys {
 		obj, exists, err := c.indexer.GetByKey(key)
 		if err != nil {
-			return nil, fmt.Errorf("mutation cache: reading %q: %w", key, err)
+			return nil, err
 		}
 		if exists {
 			stored = append(stored, keyed{key, obj})

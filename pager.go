@@ -28,6 +28,8 @@ type listPager struct {
 	// prepare, if set, turns each item into what is collected, as the
 	// item is read (see listIntake); its error ends the list.
 	prepare func(obj interface{}) (interface{}, error)
+	// typeDescription names the listed type in errors.
+	typeDescription string
 }
 
 // listedItems is a whole LIST as read by listPager.
@@ -61,7 +63,7 @@ func (p listPager) collect(ctx context.Context, opts metav1.ListOptions) (listed
 			}
 			return listedItems{}, err
 		}
-		next, err := out.addPage(ctx, page, opts.Continue == "", p.prepare)
+		next, err := out.addPage(ctx, page, opts.Continue == "", p)
 		if err != nil {
 			return listedItems{}, err
 		}
@@ -83,7 +85,7 @@ func (p listPager) collectWhole(ctx context.Context, opts metav1.ListOptions) (l
 		return listedItems{}, err
 	}
 	out := listedItems{paginated: true}
-	if _, err := out.addPage(ctx, page, true, p.prepare); err != nil {
+	if _, err := out.addPage(ctx, page, true, p); err != nil {
 		return listedItems{}, err
 	}
 	return out, nil
@@ -96,16 +98,17 @@ func (p listPager) collectWhole(ctx context.Context, opts metav1.ListOptions) (l
 // listPrepareError. Once ctx is canceled no item is prepared any more
 // (prepare runs user code, and the list's result is dropped anyway): the
 // context's error is returned.
-func (l *listedItems) addPage(ctx context.Context, page runtime.Object, first bool, prepare func(interface{}) (interface{}, error)) (string, error) {
+func (l *listedItems) addPage(ctx context.Context, page runtime.Object, first bool, p listPager) (string, error) {
+	prepare := p.prepare
 	if isNilObject(page) {
-		return "", fmt.Errorf("list response is not a list: got a nil %T", page)
+		return "", listResultError{fmt.Errorf("unable to understand list result %#v: the list is a nil %T", page, page)}
 	}
 	if table, gvk := isUnsupportedTableListObject(page); table {
-		return "", fmt.Errorf("unsupported list gvk: %v", gvk)
+		return "", fmt.Errorf("unsupported list gvk: %v, type: %v", gvk, p.typeDescription)
 	}
 	m, err := meta.ListAccessor(page)
 	if err != nil {
-		return "", fmt.Errorf("list response is not a list (%T): %w", page, err)
+		return "", listResultError{fmt.Errorf("unable to understand list result %#v: %v", page, err)}
 	}
 	if first {
 		l.resourceVersion = m.GetResourceVersion()
@@ -135,8 +138,11 @@ func (l *listedItems) addPage(ctx context.Context, page runtime.Object, first bo
 	if prepareErr != nil {
 		return "", listPrepareError{err: prepareErr}
 	}
+	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+		return "", err
+	}
 	if err != nil {
-		return "", fmt.Errorf("reading list items: %w", err)
+		return "", listResultError{fmt.Errorf("unable to understand list result %#v (%v)", page, err)}
 	}
 	return m.GetContinue(), nil
 }
@@ -148,6 +154,15 @@ type listPrepareError struct{ err error }
 func (e listPrepareError) Error() string { return e.err.Error() }
 
 func (e listPrepareError) Unwrap() error { return e.err }
+
+// listResultError is a list response that is not a list client-go can
+// read; as in client-go, it ends the cycle as it is, without the "failed to
+// list" prefix.
+type listResultError struct{ err error }
+
+func (e listResultError) Error() string { return e.err.Error() }
+
+func (e listResultError) Unwrap() error { return e.err }
 
 // watchListOptions are the options of a streaming list from rv: a watch that
 // first sends the state at rv (or newer) as ADDED events, ends it with the
@@ -208,7 +223,7 @@ func (r *Reflector) stepWatchList(ctx context.Context, c *listWatchCycle) stepRe
 	}
 	r.setLastSyncResourceVersion(rv)
 	c.stream, kept = w, true
-	klog.FromContext(ctx).V(2).Info("Caches populated", "type", r.typeDescription, "reflector", r.name, "items", len(items), "resourceVersion", rv, "streamed", true)
+	klog.FromContext(ctx).V(2).Info("Caches populated", "type", r.typeDescription, "reflector", r.name)
 	return stepResult{outcome: outcomeSynced, reason: "streamed"}
 }
 
@@ -237,7 +252,7 @@ func (r *Reflector) watchListFailed(ctx context.Context, err error, from string)
 func (r *Reflector) stepList(ctx context.Context) stepResult {
 	from := r.relistResourceVersion()
 	intake := r.listIntake(false)
-	pager := listPager{pageSize: r.listPageSize(from), fetch: r.listerWatcher.ListWithContext, prepare: intake.prepare}
+	pager := listPager{pageSize: r.listPageSize(from), fetch: r.listerWatcher.ListWithContext, prepare: intake.prepare, typeDescription: r.typeDescription}
 	start := r.clock.Now()
 	listed, stopped, err := r.listInBackground(ctx, func(ctx context.Context) (listedItems, error) {
 		r.metrics.lists.Inc()
@@ -254,7 +269,10 @@ func (r *Reflector) stepList(ctx context.Context) stepResult {
 	r.metrics.listDuration.Observe(r.clock.Since(start).Seconds())
 	if prepErr := (listPrepareError{}); errors.As(err, &prepErr) {
 		r.setListOrigin(originLastSeen)
-		return stepResult{outcome: outcomeCycleDone, err: fmt.Errorf("unable to sync list result: %w", prepErr.err), reason: "replace failed"}
+		return stepResult{outcome: outcomeCycleDone, err: fmt.Errorf("unable to sync list result: %v", prepErr.err), reason: "replace failed"}
+	}
+	if resErr := (listResultError{}); errors.As(err, &resErr) {
+		return stepResult{outcome: outcomeCycleDone, err: resErr.err, reason: "list not understood"}
 	}
 	if err != nil {
 		return stepResult{outcome: outcomeCycleDone, err: fmt.Errorf("failed to list %v: %w", r.typeDescription, err), reason: "list failed"}
@@ -265,10 +283,10 @@ func (r *Reflector) stepList(ctx context.Context) stepResult {
 	}
 	r.setListOrigin(originLastSeen)
 	if err := replaceStoreWith(intake.replace, listed.items, listed.resourceVersion); err != nil {
-		return stepResult{outcome: outcomeCycleDone, err: fmt.Errorf("unable to sync list result: %w", err), reason: "replace failed"}
+		return stepResult{outcome: outcomeCycleDone, err: fmt.Errorf("unable to sync list result: %v", err), reason: "replace failed"}
 	}
 	r.setLastSyncResourceVersion(listed.resourceVersion)
-	klog.FromContext(ctx).V(2).Info("Caches populated", "type", r.typeDescription, "reflector", r.name, "items", len(listed.items), "resourceVersion", listed.resourceVersion)
+	klog.FromContext(ctx).V(2).Info("Caches populated", "type", r.typeDescription, "reflector", r.name)
 	return stepResult{outcome: outcomeSynced, reason: "listed"}
 }
 
@@ -291,18 +309,21 @@ func (r *Reflector) listPageSize(rv string) int64 {
 // listInBackground runs list on a goroutine of its own, so that a canceled
 // ctx ends the listing state at once even when the ListerWatcher ignores
 // contexts; the goroutine then ends when the list call returns, and its
-// result is dropped. A panicking list is an error.
+// result is dropped. A panicking list panics again on the caller's
+// goroutine, as in client-go, so that it reaches the Reflector's
+// utilruntime.HandleCrash.
 func (r *Reflector) listInBackground(ctx context.Context, list func(context.Context) (listedItems, error)) (listed listedItems, stopped bool, err error) {
 	type result struct {
-		listed listedItems
-		err    error
+		listed   listedItems
+		err      error
+		panicked interface{}
 	}
 	done := make(chan result, 1)
 	go func() {
 		var res result
 		defer func() {
 			if p := recover(); p != nil {
-				res = result{err: fmt.Errorf("list panicked: %v", p)}
+				res = result{panicked: p}
 			}
 			done <- res
 		}()
@@ -312,16 +333,15 @@ func (r *Reflector) listInBackground(ctx context.Context, list func(context.Cont
 	case <-ctx.Done():
 		return listedItems{}, true, nil
 	case res := <-done:
+		if res.panicked != nil {
+			panic(res.panicked)
+		}
 		return res.listed, false, res.err
 	}
 }
 
-// replaceStoreWith calls replace, turning a panic into an error.
-func replaceStoreWith(replace func([]interface{}, string) error, items []interface{}, rv string) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("store panicked in Replace: %v", p)
-		}
-	}()
+// replaceStoreWith calls replace. A panic is not recovered, as in
+// client-go.
+func replaceStoreWith(replace func([]interface{}, string) error, items []interface{}, rv string) error {
 	return replace(items, rv)
 }

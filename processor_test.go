@@ -59,7 +59,12 @@ func TestProcessorListener_StopEndsDeliveryAfterTheCallInProgress(t *testing.T) 
 	})
 }
 
-func TestProcessorListener_PanicsAreRecoveredAndDeliveryGoesOn(t *testing.T) {
+// With the keep-serving opt-in (utilruntime.ReallyCrash false), a
+// panicking call is dropped and delivery goes on. An initial add that
+// panicked still counts as processed, unlike client-go, whose registration
+// then never syncs (kubernetes/kubernetes#129024).
+func TestProcessorListener_WithoutReallyCrashDeliveryGoesOnAfterAPanic(t *testing.T) {
+	panics := keepServing(t)
 	synctest.Test(t, func(t *testing.T) {
 		rec := &infRecorder{before: func(e infEvent) {
 			if e.RV == "1" {
@@ -72,11 +77,14 @@ func TestProcessorListener_PanicsAreRecoveredAndDeliveryGoesOn(t *testing.T) {
 		l.add(updateNotification(procPod("a", 1), procPod("a", 2)))
 		l.followUpstream(closedChannel())
 		done := procRun(l)
-		<-l.HasSyncedChecker().Done() // panicking initial adds count as processed
+		<-l.HasSyncedChecker().Done()
 		synctest.Wait()
 		want := []infEvent{{Kind: "update", Key: "ns/a", RV: "2", OldRV: "1"}}
 		if diff := cmp.Diff(want, rec.snapshot()); diff != "" {
 			t.Errorf("calls that completed (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"handler bug", "handler bug"}, panics.all()); diff != "" {
+			t.Errorf("panic handlers saw (-want +got):\n%s", diff)
 		}
 		l.stop()
 		<-done

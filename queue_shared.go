@@ -1,46 +1,16 @@
 package cache
 
 import (
-	"fmt"
-	"runtime/debug"
 	"time"
 
 	"k8s.io/klog/v2"
 )
 
-// processPanicError is what Pop and PopBatch return when the process
-// function panicked. The popped item is dropped, as it would be if process
-// had returned an error, and the queue stays consistent and unlocked.
-type processPanicError struct {
-	// value is what the process function panicked with.
-	value interface{}
-	// stack is the panicking goroutine's stack.
-	stack []byte
-}
-
-// Error names the panic value.
-func (e *processPanicError) Error() string {
-	return fmt.Sprintf("process function panicked: %v", e.value)
-}
-
-// Unwrap returns the panic value when it is an error, so errors.Is and
-// errors.As see through the panic.
-func (e *processPanicError) Unwrap() error {
-	err, _ := e.value.(error)
-	return err
-}
-
-// callProcess runs fn, a call of the user's process function, and turns a
-// panic into a *processPanicError, which it also logs with the stack: the
-// stack is lost once the error travels up.
-func callProcess(logger klog.Logger, fn func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			perr := &processPanicError{value: r, stack: debug.Stack()}
-			logger.Error(perr, "Recovered from a panic in a queue's process function; the item is dropped", "stack", string(perr.stack))
-			err = perr
-		}
-	}()
+// callProcess runs fn, a call of the user's process function. A panic is
+// not recovered, as in client-go: it leaves Pop (the queue's lock released
+// and the popped item counted as consumed) and reaches the consumer's
+// goroutine, where the controller hands it to utilruntime.HandleCrash.
+func callProcess(fn func() error) error {
 	return fn()
 }
 
@@ -115,7 +85,7 @@ func transformEntering(transformer TransformFunc, key string, obj interface{}) (
 	}
 	out, err := callTransform(transformer, obj)
 	if err != nil {
-		return nil, fmt.Errorf("transforming object %q: %w", key, err)
+		return nil, err
 	}
 	return out, nil
 }

@@ -260,7 +260,7 @@ func (f *RealFIFO) change(op string, t DeltaType, obj interface{}) error {
 	defer f.mu.Unlock()
 	f.sync.markPopulated()
 	if err != nil {
-		return fmt.Errorf("real fifo %s: %w", op, err)
+		return err
 	}
 	f.queue.push(queuedDelta{key: key, Delta: Delta{Type: t, Object: out}})
 	f.queuedLocked()
@@ -323,7 +323,7 @@ func (f *RealFIFO) prepareListed(obj interface{}) (interface{}, error) {
 	if !f.atomicEvents {
 		key, out, err := f.stage(obj)
 		if err != nil {
-			return nil, fmt.Errorf("real fifo replace: %w", err)
+			return nil, err
 		}
 		return reuseCached(f.consumerCache, key, out), nil
 	}
@@ -331,7 +331,7 @@ func (f *RealFIFO) prepareListed(obj interface{}) (interface{}, error) {
 	if f.transformer != nil {
 		var err error
 		if out, err = callTransform(f.transformer, obj); err != nil {
-			return nil, fmt.Errorf("real fifo replace: transforming a listed object: %w", err)
+			return nil, err
 		}
 	}
 	if f.consumerCache == nil {
@@ -351,7 +351,7 @@ func (f *RealFIFO) replace(newItems []interface{}, resourceVersion string, trans
 	}
 	staged, err := stageAll(newItems, f.keyOf, transform)
 	if err != nil {
-		return fmt.Errorf("real fifo replace: %w", err)
+		return err
 	}
 
 	f.mu.Lock()
@@ -379,7 +379,7 @@ func (f *RealFIFO) replaceAtomic(list []interface{}, resourceVersion string, tra
 		for i, obj := range list {
 			out, err := callTransform(transform, obj)
 			if err != nil {
-				return fmt.Errorf("real fifo replace: transforming object %d of the list: %w", i, err)
+				return err
 			}
 			objs[i] = out
 		}
@@ -437,7 +437,7 @@ func (f *RealFIFO) Resync() error {
 		}
 		key, err := f.keyOf(obj)
 		if err != nil {
-			return fmt.Errorf("real fifo resync: %w", KeyError{Obj: obj, Err: err})
+			return KeyError{Obj: obj, Err: err}
 		}
 		f.queue.push(queuedDelta{key: key, Delta: Delta{Type: Sync, Object: obj}})
 	}
@@ -451,8 +451,8 @@ func (f *RealFIFO) Resync() error {
 //
 // process runs with the queue's lock held, unless UnlockWhileProcessing is
 // set and fewer than two batches are waiting (see RealFIFO). A panic in
-// process is recovered, logged and returned as an error; the change is
-// dropped as with any error. isInInitialList is true while the initial sync
+// process propagates, as in client-go, with the lock released and the
+// change dropped. isInInitialList is true while the initial sync
 // is not over; it ends once process returned for the last item of the
 // first Replace. There must be a single consumer.
 func (f *RealFIFO) Pop(process PopProcessFunc) (interface{}, error) {
@@ -464,10 +464,10 @@ func (f *RealFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 	isInInitialList := !f.sync.synced()
 	e := f.queue.popFront()
 	claimed := f.sync.claim(1)
+	defer f.sync.release(claimed)
 	f.metrics.queuedItems.Set(float64(f.queue.len()))
 	var item interface{} = Deltas{e.Delta} // boxed once for process and the result
 	err := f.processLocked(e.key, 1, func() error { return process(item, isInInitialList) })
-	f.sync.release(claimed)
 	return item, err
 }
 
@@ -502,6 +502,7 @@ func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProc
 		batch[i] = f.queue.popFront().Delta
 	}
 	claimed := f.sync.claim(n)
+	defer f.sync.release(claimed)
 	f.metrics.queuedItems.Set(float64(f.queue.len()))
 	var err error
 	if n == 1 {
@@ -509,12 +510,11 @@ func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProc
 	} else {
 		err = f.processLocked(key, n, func() error { return processBatch(batch, isInInitialList) })
 	}
-	f.sync.release(claimed)
 	return err
 }
 
 // processLocked calls call, which runs the user's process function on n
-// changes (the first with key), recovers a panic, and records the latency.
+// changes (the first with key) and records the latency.
 // The caller holds f.mu and holds it again when processLocked returns. With
 // UnlockWhileProcessing, f.mu is released during call unless two full
 // batches are waiting (backpressure, see RealFIFO).
@@ -525,10 +525,10 @@ func (f *RealFIFO) processLocked(key string, n int, call func() error) error {
 		defer f.mu.Lock()
 	}
 	if !f.timeProcessing && depth <= slowDepth {
-		return callProcess(f.logger, call)
+		return callProcess(call)
 	}
 	start := f.clock.Now()
-	err := callProcess(f.logger, call)
+	err := callProcess(call)
 	took := f.clock.Since(start)
 	f.metrics.processingLatency.Observe(took.Seconds())
 	reportSlowProcessing(f.logger, key, n, depth, took)

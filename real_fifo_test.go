@@ -237,13 +237,16 @@ func TestRealFIFO_FailuresLeaveTheQueueUnchanged(t *testing.T) {
 		op         func(f *RealFIFO) error
 		wantKeyErr bool
 		wantSynced bool // the failed call still ended the initial sync
+		// wantPanic: the call panics (user code's panic goes on, as in
+		// client-go); the queue is still unchanged.
+		wantPanic bool
 	}{
 		"add nil":                       {op: func(f *RealFIFO) error { return f.Add(nil) }, wantKeyErr: true, wantSynced: true},
 		"update without metadata":       {op: func(f *RealFIFO) error { return f.Update(noMeta{"x"}) }, wantKeyErr: true, wantSynced: true},
 		"delete without metadata":       {op: func(f *RealFIFO) error { return f.Delete(noMeta{"x"}) }, wantKeyErr: true, wantSynced: true},
 		"replace with one bad entry":    {op: func(f *RealFIFO) error { return f.Replace(objs(queuePod("b", "1"), noMeta{"x"}), "1") }, wantKeyErr: true},
 		"add failing the transform":     {op: func(f *RealFIFO) error { return f.Add(queuePod("bad", "1")) }, wantSynced: true},
-		"add panicking in transform":    {op: func(f *RealFIFO) error { return f.Add(queuePod("panic", "1")) }, wantSynced: true},
+		"add panicking in transform":    {op: func(f *RealFIFO) error { return f.Add(queuePod("panic", "1")) }, wantPanic: true},
 		"replace failing the transform": {op: func(f *RealFIFO) error { return f.Replace(objs(queuePod("b", "1"), queuePod("bad", "1")), "1") }},
 		"atomic replace failing the transform": {
 			atomic: true,
@@ -259,16 +262,24 @@ func TestRealFIFO_FailuresLeaveTheQueueUnchanged(t *testing.T) {
 			f := NewRealFIFOWithOptions(opts)
 			mustOK(t, f.Resync()) // queues something without ending the initial sync
 			before := queuedLen(f)
-			err := tc.op(f)
-			if err == nil {
+			var err error
+			p := capturePanic(func() { err = tc.op(f) })
+			switch {
+			case tc.wantPanic && p == nil:
+				t.Fatal("no panic")
+			case !tc.wantPanic && p != nil:
+				t.Fatalf("panic %v", p)
+			case !tc.wantPanic && err == nil:
 				t.Fatal("no error")
 			}
-			var keyErr KeyError
-			if got := errors.As(err, &keyErr); got != tc.wantKeyErr {
-				t.Errorf("error %q: is a KeyError = %v, want %v", err, got, tc.wantKeyErr)
-			}
-			if got := f.HasSynced(); got != tc.wantSynced {
-				t.Errorf("HasSynced() = %v, want %v", got, tc.wantSynced)
+			if !tc.wantPanic {
+				var keyErr KeyError
+				if got := errors.As(err, &keyErr); got != tc.wantKeyErr {
+					t.Errorf("error %q: is a KeyError = %v, want %v", err, got, tc.wantKeyErr)
+				}
+				if got := f.HasSynced(); got != tc.wantSynced {
+					t.Errorf("HasSynced() = %v, want %v", got, tc.wantSynced)
+				}
 			}
 			if got := queuedLen(f); got != before {
 				t.Errorf("%d changes queued after the failure, want %d", got, before)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/naming"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
@@ -465,14 +466,19 @@ func (r *Reflector) drive(ctx context.Context, singleCycle bool) error {
 	c := r.newCycle()
 	defer func() { c.finish() }()
 	for m.state != reflectorStopped {
-		res := r.step(ctx, m.state, c)
+		var res stepResult
+		if singleCycle {
+			res = r.step(ctx, m.state, c)
+		} else {
+			res = r.guardedStep(ctx, m.state, c)
+		}
 		if ctx.Err() != nil {
 			// Whatever failed as the context ended failed because of it.
 			res = stepResult{outcome: outcomeCanceled}
 		}
 		prev := m.state
 		m = m.next(res.outcome)
-		logger.V(2).Info("Reflector changed state", "reflector", r.name, "from", prev, "to", m.state, "reason", res.reason)
+		logger.V(5).Info("Reflector changed state", "reflector", r.name, "from", prev, "to", m.state, "reason", res.reason)
 		if m.state == reflectorStopped && res.outcome != outcomeCanceled && res.outcome != outcomeCycleDone {
 			logger.Error(nil, "Reflector stopped: its state cannot produce this outcome", "reflector", r.name, "state", prev, "outcome", res.outcome)
 		}
@@ -484,7 +490,7 @@ func (r *Reflector) drive(ctx context.Context, singleCycle bool) error {
 			return res.err
 		}
 		if res.err != nil {
-			r.reportError(ctx, res.err)
+			r.guardedReportError(ctx, res.err)
 		}
 		c = r.newCycle()
 	}
@@ -515,15 +521,35 @@ func (r *Reflector) step(ctx context.Context, s reflectorState, c *listWatchCycl
 	}
 }
 
-// reportError hands err to the watch error handler. A panicking handler is
-// logged, not propagated.
+// reportError hands err to the watch error handler.
 func (r *Reflector) reportError(ctx context.Context, err error) {
+	r.watchErrorHandler(ctx, r, err)
+}
+
+// guardedStep is step for Run: as client-go's wait.BackoffUntil does
+// around each list-and-watch cycle, it runs under
+// utilruntime.HandleCrashWithContext, which logs "Observed a panic", runs
+// utilruntime.PanicHandlers and, with utilruntime.ReallyCrash (the
+// default), panics again. With ReallyCrash false a panic ends the cycle
+// without an error, and the next one starts after the backoff.
+func (r *Reflector) guardedStep(ctx context.Context, s reflectorState, c *listWatchCycle) (res stepResult) {
+	crashed := true
 	defer func() {
-		if p := recover(); p != nil {
-			klog.FromContext(ctx).Error(fmt.Errorf("%v", p), "Watch error handler panicked", "reflector", r.name)
+		if crashed {
+			res = stepResult{outcome: outcomeCycleDone, reason: "panic"}
 		}
 	}()
-	r.watchErrorHandler(ctx, r, err)
+	defer utilruntime.HandleCrashWithContext(ctx)
+	res = r.step(ctx, s, c)
+	crashed = false
+	return res
+}
+
+// guardedReportError is reportError for Run, under
+// utilruntime.HandleCrashWithContext like the rest of a cycle.
+func (r *Reflector) guardedReportError(ctx context.Context, err error) {
+	defer utilruntime.HandleCrashWithContext(ctx)
+	r.reportError(ctx, err)
 }
 
 // stepBackOff is the backingOff state: wait for the next backoff delay.

@@ -788,10 +788,11 @@ func TestReflector_ListFailuresEndTheCycleWithAnError(t *testing.T) {
 		wantIs    error
 		wantInErr string
 	}{
-		"list error is wrapped":  {reply: rfReply{err: listErr}, wantIs: listErr},
-		"not a list":             {reply: rfReply{obj: rfPod("a", "1")}, wantInErr: "not a list"},
-		"a list of tables":       {reply: rfReply{obj: rfTableList()}, wantInErr: "unsupported list gvk"},
-		"store refuses the list": {reply: rfReply{obj: rfPodList("1", "")}, replace: listErr, wantIs: listErr},
+		"list error is wrapped": {reply: rfReply{err: listErr}, wantIs: listErr},
+		"not a list":            {reply: rfReply{obj: rfPod("a", "1")}, wantInErr: "unable to understand list result &v1.Pod{"},
+		"a list of tables":      {reply: rfReply{obj: rfTableList()}, wantInErr: "unsupported list gvk"},
+		// client-go formats the store's error with %v: it is not wrapped.
+		"store refuses the list": {reply: rfReply{obj: rfPodList("1", "")}, replace: listErr, wantInErr: "unable to sync list result: server on fire"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -850,35 +851,95 @@ func TestReflector_StoredObjectsDoNotPointIntoTheListResponse(t *testing.T) {
 	})
 }
 
-func TestReflector_PanicsInUserCodeBecomeErrors(t *testing.T) {
-	cases := map[string]struct {
-		lw    *rfLW
-		store ReflectorStore
+// rfPanicCases are user code that panics inside a list-and-watch cycle.
+func rfPanicCases() map[string]struct {
+	lw        *rfLW
+	store     ReflectorStore
+	wantPanic string
+} {
+	return map[string]struct {
+		lw        *rfLW
+		store     ReflectorStore
+		wantPanic string
 	}{
 		"list panics": {
-			lw:    &rfLW{listFn: func(context.Context, metav1.ListOptions) (runtime.Object, error) { panic("boom") }},
-			store: newRFStore(),
+			lw:        &rfLW{listFn: func(context.Context, metav1.ListOptions) (runtime.Object, error) { panic("boom") }},
+			store:     newRFStore(),
+			wantPanic: "boom",
 		},
 		"store Replace panics": {
-			lw:    &rfLW{listFn: rfLists(rfReply{obj: rfPodList("1", "")})},
-			store: rfPanickingStore{newRFStore()},
+			lw:        &rfLW{listFn: rfLists(rfReply{obj: rfPodList("1", "")})},
+			store:     rfPanickingStore{newRFStore()},
+			wantPanic: "replace boom",
 		},
 		"watch panics": {
 			lw: &rfLW{
 				listFn:  rfLists(rfReply{obj: rfPodList("1", "")}),
 				watchFn: func(context.Context, metav1.ListOptions) (watch.Interface, error) { panic("boom") },
 			},
-			store: newRFStore(),
+			store:     newRFStore(),
+			wantPanic: "boom",
 		},
 	}
-	for name, tc := range cases {
+}
+
+// ListAndWatch does not recover panics in user code, as in client-go: the
+// panic reaches its caller, a list's from the goroutine that ran it.
+func TestReflector_ListAndWatchPassesPanicsOn(t *testing.T) {
+	for name, tc := range rfPanicCases() {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				rfSetup(t, false)
 				r := NewReflector(tc.lw, &v1.Pod{}, tc.store, 0)
-				err := r.ListAndWatchWithContext(context.Background())
-				if err == nil || !strings.Contains(err.Error(), "panicked") {
-					t.Errorf("ListAndWatch error = %v, want a panic turned into an error", err)
+				p := capturePanic(func() { _ = r.ListAndWatchWithContext(context.Background()) })
+				if fmt.Sprint(p) != tc.wantPanic {
+					t.Errorf("ListAndWatch panicked with %v, want %q", p, tc.wantPanic)
+				}
+			})
+		})
+	}
+}
+
+// Run handles a cycle's panic with utilruntime.HandleCrashWithContext, as
+// client-go's wait.BackoffUntil does: by default (ReallyCrash) the panic
+// leaves Run; with ReallyCrash false Run backs off and tries again.
+func TestReflector_RunHandlesPanicsLikeClientGo(t *testing.T) {
+	for name := range rfPanicCases() {
+		t.Run(name+"/ReallyCrash", func(t *testing.T) {
+			tc := rfPanicCases()[name]
+			synctest.Test(t, func(t *testing.T) {
+				rfSetup(t, false)
+				r := NewReflector(tc.lw, &v1.Pod{}, tc.store, 0)
+				p := capturePanic(func() { r.RunWithContext(context.Background()) })
+				if fmt.Sprint(p) != tc.wantPanic {
+					t.Errorf("Run panicked with %v, want %q", p, tc.wantPanic)
+				}
+			})
+		})
+		t.Run(name+"/keep serving", func(t *testing.T) {
+			tc := rfPanicCases()[name]
+			panics := keepServing(t)
+			synctest.Test(t, func(t *testing.T) {
+				rfSetup(t, false)
+				r := NewReflector(tc.lw, &v1.Pod{}, tc.store, 0)
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					r.RunWithContext(ctx)
+				}()
+				time.Sleep(time.Minute)
+				synctest.Wait()
+				cancel()
+				<-done
+				got := panics.all()
+				if len(got) == 0 {
+					t.Fatal("panic handlers saw nothing")
+				}
+				for _, v := range got {
+					if v != tc.wantPanic {
+						t.Errorf("panic handlers saw %q, want %q", v, tc.wantPanic)
+					}
 				}
 			})
 		})
@@ -901,9 +962,8 @@ func TestReflector_ResyncFollowsShouldResync(t *testing.T) {
 		"nil ShouldResync always resyncs": {should: nil, wantResync: 3},
 		"ShouldResync true resyncs":       {should: func() bool { return true }, wantResync: 3},
 		"ShouldResync false never does":   {should: func() bool { return false }, wantResync: 0},
-		"a panicking ShouldResync ends the watch": {
-			should: func() bool { panic("no") }, wantResync: 0, wantEnded: true,
-		},
+		// A panicking ShouldResync ends the process, as client-go's
+		// resync goroutine does; that cannot be observed in-process.
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

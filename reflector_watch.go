@@ -51,13 +51,13 @@ func DefaultWatchErrorHandler(ctx context.Context, r *Reflector, err error) {
 	logger := klog.FromContext(ctx)
 	switch {
 	case isExpiredError(err):
-		logger.V(4).Info("Watch ended because its resource version expired", "reflector", r.name, "type", r.typeDescription, "err", err)
-	case errors.Is(err, io.EOF):
+		logger.V(4).Info("Watch closed", "reflector", r.name, "type", r.typeDescription, "err", err)
+	case err == io.EOF: //nolint:errorlint // client-go compares, it does not unwrap
 		// The server closed the stream cleanly: nothing to report.
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		logger.V(1).Info("Watch stream was cut short", "reflector", r.name, "type", r.typeDescription, "err", err)
+	case err == io.ErrUnexpectedEOF: //nolint:errorlint // as above
+		logger.V(1).Info("Watch closed with unexpected EOF", "reflector", r.name, "type", r.typeDescription, "err", err)
 	default:
-		utilruntime.HandleErrorWithContext(ctx, err, "Reflector failed to list or watch", "reflector", r.name, "type", r.typeDescription)
+		utilruntime.HandleErrorWithContext(ctx, err, "Failed to watch", "reflector", r.name, "type", r.typeDescription)
 	}
 }
 
@@ -71,7 +71,7 @@ type VeryShortWatchError struct {
 
 // Error names the reflector and says what happened.
 func (e *VeryShortWatchError) Error() string {
-	return fmt.Sprintf("very short watch: %s: watch closed within a second without delivering any event", e.Name)
+	return fmt.Sprintf("very short watch: %s: Unexpected watch close - watch lasted less than a second and no items received", e.Name)
 }
 
 // isExpiredError reports a resource version the server no longer keeps
@@ -279,7 +279,7 @@ func (s *streamReader) observe() {
 	d := s.r.clock.Since(s.start)
 	s.r.metrics.watchDuration.Observe(d.Seconds())
 	s.r.metrics.itemsInWatch.Observe(float64(s.events))
-	klog.FromContext(s.ctx).V(4).Info("Watch stream ended", "reflector", s.r.name, "type", s.r.typeDescription, "events", s.events, "duration", d)
+	klog.FromContext(s.ctx).V(4).Info("Watch close", "reflector", s.r.name, "type", s.r.typeDescription, "totalItems", s.events)
 }
 
 // handle applies one event. done reports the initial-events-end bookmark of
@@ -297,7 +297,7 @@ func (s *streamReader) handle(ev watch.Event) (done bool, err error) {
 	}
 	m, err := meta.Accessor(ev.Object)
 	if err != nil {
-		utilruntime.HandleErrorWithContext(s.ctx, err, "Skipping watch event whose object has no metadata", "reflector", s.r.name, "eventType", ev.Type)
+		utilruntime.HandleErrorWithContext(s.ctx, err, "Unable to understand watch event", "reflector", s.r.name, "event", ev)
 		return false, nil
 	}
 	rv := m.GetResourceVersion()
@@ -309,10 +309,10 @@ func (s *streamReader) handle(ev watch.Event) (done bool, err error) {
 		s.pastSynthetic = true
 		done = s.phase == phaseInitialEvents && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
 	default:
-		utilruntime.HandleErrorWithContext(s.ctx, nil, "Skipping watch event of unknown type", "reflector", s.r.name, "eventType", ev.Type)
+		utilruntime.HandleErrorWithContext(s.ctx, nil, "Unknown watch event", "reflector", s.r.name, "event", ev)
 	}
 	if err := applyEvent(s.sink, ev.Type, ev.Object, rv); err != nil {
-		utilruntime.HandleErrorWithContext(s.ctx, err, "Reflector could not apply a watch event to its store", "reflector", s.r.name, "eventType", ev.Type, "object", klog.KObj(m))
+		utilruntime.HandleErrorWithContext(s.ctx, err, applyFailureMessage(ev.Type), "reflector", s.r.name, "object", ev.Object)
 	}
 	s.noteResourceVersion(rv)
 	s.events++
@@ -332,14 +332,9 @@ func (s *streamReader) noteResourceVersion(rv string) {
 	}
 }
 
-// applyEvent hands one event to the store. A panicking store is turned into
-// an error so that one bad object cannot take the reflector down.
+// applyEvent hands one event to the store. A panicking store (a transform
+// or key function, say) is not recovered, as in client-go.
 func applyEvent(sink ReflectorStore, t watch.EventType, obj runtime.Object, rv string) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("store panicked on %s event: %v", t, p)
-		}
-	}()
 	switch t {
 	case watch.Added:
 		return sink.Add(obj)
@@ -355,27 +350,43 @@ func applyEvent(sink ReflectorStore, t watch.EventType, obj runtime.Object, rv s
 	return nil
 }
 
+// applyFailureMessage is client-go's log message for a store that refused
+// an event of type t.
+func applyFailureMessage(t watch.EventType) string {
+	switch t {
+	case watch.Added:
+		return "Unable to add watch event object to store"
+	case watch.Modified:
+		return "Unable to update watch event object to store"
+	case watch.Deleted:
+		return "Unable to delete watch event object from store"
+	default:
+		return "Unable to send bookmark event to store"
+	}
+}
+
 // admits reports whether obj is of the type the reflector was built for;
 // anything else is reported and must be skipped.
 func (r *Reflector) admits(ctx context.Context, obj runtime.Object) bool {
-	if isNilObject(obj) {
-		utilruntime.HandleErrorWithContext(ctx, nil, "Skipping watch event without an object", "reflector", r.name, "actualType", reflect.TypeOf(obj))
-		return false
-	}
 	if r.expectedType != nil {
 		if got := reflect.TypeOf(obj); got != r.expectedType {
-			utilruntime.HandleErrorWithContext(ctx, nil, "Skipping watch event of an unexpected type", "reflector", r.name, "expectedType", r.expectedType, "actualType", got)
+			utilruntime.HandleErrorWithContext(ctx, nil, "Unexpected watch event object type", "reflector", r.name, "expectedType", r.expectedType, "actualType", got)
 			return false
 		}
 	}
+	if isNilObject(obj) {
+		// client-go would panic reading the object's kind.
+		utilruntime.HandleErrorWithContext(ctx, nil, "Unexpected watch event object type", "reflector", r.name, "expectedType", r.expectedType, "actualType", reflect.TypeOf(obj))
+		return false
+	}
 	if r.expectedGVK != nil {
 		if got := obj.GetObjectKind().GroupVersionKind(); got != *r.expectedGVK {
-			utilruntime.HandleErrorWithContext(ctx, nil, "Skipping watch event of an unexpected kind", "reflector", r.name, "expectedGVK", *r.expectedGVK, "actualGVK", got)
+			utilruntime.HandleErrorWithContext(ctx, nil, "Unexpected watch event object gvk", "reflector", r.name, "expectedGVK", *r.expectedGVK, "actualGVK", got)
 			return false
 		}
 	}
 	if isUnsupportedTableObject(obj) {
-		utilruntime.HandleErrorWithContext(ctx, nil, "Skipping watch event carrying a Table", "reflector", r.name, "actualGVK", obj.GetObjectKind().GroupVersionKind())
+		utilruntime.HandleErrorWithContext(ctx, nil, "Unsupported watch event object gvk", "reflector", r.name, "actualGVK", obj.GetObjectKind().GroupVersionKind())
 		return false
 	}
 	return true
@@ -397,13 +408,9 @@ func (r *Reflector) watchOptions(rv string) metav1.ListOptions {
 	}
 }
 
-// openWatch starts a watch. A panicking ListerWatcher is an error.
+// openWatch starts a watch. A panicking ListerWatcher is not recovered, as
+// in client-go.
 func (r *Reflector) openWatch(ctx context.Context, opts metav1.ListOptions) (w watch.Interface, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			w, err = nil, fmt.Errorf("watch of %s panicked: %v", r.typeDescription, p)
-		}
-	}()
 	r.metrics.watches.Inc()
 	w, err = r.listerWatcher.WatchWithContext(ctx, opts)
 	if err == nil && w == nil {
@@ -429,7 +436,7 @@ func (r *Reflector) stepWatch(ctx context.Context, c *listWatchCycle) stepResult
 		var err error
 		if w, err = r.openWatch(ctx, opts); err != nil {
 			if isWatchErrorRetriable(err) {
-				logger.V(4).Info("Watch could not start, backing off", "reflector", r.name, "type", r.typeDescription, "err", err)
+				logger.V(4).Info("Watch failed - backing off", "reflector", r.name, "type", r.typeDescription, "err", err)
 				return stepResult{outcome: outcomeRetryLater, reason: "watch refused"}
 			}
 			return stepResult{outcome: outcomeCycleDone, err: err, reason: "watch failed to start"}
@@ -445,16 +452,16 @@ func (r *Reflector) stepWatch(ctx context.Context, c *listWatchCycle) stepResult
 	case err == nil:
 		return stepResult{outcome: outcomeRetryNow, reason: "watch closed"}
 	case isExpiredError(err):
-		logger.V(4).Info("Watch ended because its resource version expired", "reflector", r.name, "type", r.typeDescription, "err", err)
+		logger.V(4).Info("Watch closed", "reflector", r.name, "type", r.typeDescription, "err", err)
 		return stepResult{outcome: outcomeCycleDone, reason: "resource version expired"}
 	case apierrors.IsTooManyRequests(err):
-		logger.V(2).Info("Watch was throttled, backing off", "reflector", r.name, "type", r.typeDescription)
+		logger.V(2).Info("Watch returned 429 - backing off", "reflector", r.name, "type", r.typeDescription)
 		return stepResult{outcome: outcomeRetryLater, reason: "throttled"}
 	case apierrors.IsInternalError(err) && c.internalErrors.ShouldRetry():
-		logger.V(2).Info("Watch ended with an internal error, retrying", "reflector", r.name, "type", r.typeDescription, "err", err)
+		logger.V(2).Info("Retrying watch after internal error", "reflector", r.name, "type", r.typeDescription, "err", err)
 		return stepResult{outcome: outcomeRetryLater, reason: "internal error"}
 	default:
-		logger.Info("Warning: watch ended with an error", "reflector", r.name, "type", r.typeDescription, "err", err)
+		logger.Info("Warning: watch ended with error", "reflector", r.name, "type", r.typeDescription, "err", err)
 		return stepResult{outcome: outcomeCycleDone, reason: "watch error"}
 	}
 }
@@ -499,19 +506,15 @@ func (r *Reflector) resyncLoop(ctx context.Context, errs chan<- error) {
 }
 
 // resyncIfWanted asks ShouldResync and resyncs the store. A panic in either
-// is an error.
-func (r *Reflector) resyncIfWanted(logger klog.Logger) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("resync panicked: %v", p)
-		}
-	}()
+// is not recovered: it ends the process, as client-go's resync goroutine
+// does, whatever utilruntime.ReallyCrash says.
+func (r *Reflector) resyncIfWanted(logger klog.Logger) error {
 	if r.ShouldResync != nil && !r.ShouldResync() {
 		return nil
 	}
 	logger.V(4).Info("Forcing resync", "reflector", r.name)
 	if err := r.store.Resync(); err != nil {
-		return fmt.Errorf("resync of %s: %w", r.typeDescription, err)
+		return err
 	}
 	return nil
 }

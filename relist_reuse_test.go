@@ -197,27 +197,37 @@ func TestQueuePrepareListed_FailsAsReplaceWould(t *testing.T) {
 	cases := map[string]struct {
 		listed    interface{}
 		transform TransformFunc
-		wantErr   string
+		// wantErr is the exact error, as client-go's Replace returns it;
+		// wantPanic the exact panic.
+		wantErr, wantPanic string
 		// keyless says the failure is a missing key.
 		keyless bool
 	}{
-		"object without a key":  {listed: "not an object", wantErr: "replace", keyless: true},
+		"object without a key":  {listed: "not an object", wantErr: "couldn't create key for object not an object: object has no meta: object does not implement the Object interfaces", keyless: true},
 		"transform that fails":  {listed: reusePod("p", "uid-1", "7"), transform: failing, wantErr: "transform refused"},
-		"transform that panics": {listed: reusePod("p", "uid-1", "7"), transform: func(interface{}) (interface{}, error) { panic("boom") }, wantErr: "boom"},
+		"transform that panics": {listed: reusePod("p", "uid-1", "7"), transform: func(interface{}) (interface{}, error) { panic("boom") }, wantPanic: "boom"},
 	}
 	for qname, q := range preparingQueues() {
 		for name, tc := range cases {
 			t.Run(qname+"/"+name, func(t *testing.T) {
 				queue := q.build(newFakeKnown(), tc.transform)
-				got, err := queue.prepareListed(tc.listed)
+				var got interface{}
+				var err error
+				p := capturePanic(func() { got, err = queue.prepareListed(tc.listed) })
+				if fmt.Sprint(p) != tc.wantPanic && (p != nil || tc.wantPanic != "") {
+					t.Fatalf("prepareListed panicked with %v, want %q", p, tc.wantPanic)
+				}
+				if tc.wantPanic != "" {
+					return
+				}
 				if tc.keyless && q.keysLater {
 					if err != nil || got != tc.listed {
 						t.Errorf("prepareListed = %v, %v; want the object as it is, for the consumer to refuse", got, err)
 					}
 					return
 				}
-				if err == nil || !containsAll(err.Error(), "replace", tc.wantErr) {
-					t.Errorf("prepareListed error = %v, want one naming the replace and %q", err, tc.wantErr)
+				if errText(err) != tc.wantErr {
+					t.Errorf("prepareListed error = %v, want %q", err, tc.wantErr)
 				}
 			})
 		}
@@ -652,7 +662,7 @@ func TestReflectorList_TransformFailureEndsAPagedListAsReplaceWould(t *testing.T
 		}})
 		r := NewReflector(relistScript(false, relistPods(5)), &v1.Pod{}, queue, 0)
 		err := r.ListAndWatchWithContext(context.Background())
-		if err == nil || !containsAll(err.Error(), "unable to sync list result", "real fifo replace", "p3 refused") {
+		if err == nil || !containsAll(err.Error(), "unable to sync list result: p3 refused") {
 			t.Errorf("ListAndWatch error = %v, want the queue's replace error", err)
 		}
 		if got := queuedLen(queue); got != 0 {

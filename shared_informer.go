@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -217,7 +218,7 @@ func (s *sharedIndexInformer) SetWatchErrorHandlerWithContext(handler WatchError
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.started {
-		return errors.New("setting the watch error handler: the informer has already started")
+		return errors.New("informer has already started")
 	}
 	s.watchErrorHandler = handler
 	return nil
@@ -228,7 +229,7 @@ func (s *sharedIndexInformer) SetTransform(handler TransformFunc) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.started {
-		return errors.New("setting the transform: the informer has already started")
+		return errors.New("informer has already started")
 	}
 	s.transform = handler
 	return nil
@@ -241,12 +242,14 @@ func (s *sharedIndexInformer) Run(stopCh <-chan struct{}) {
 
 // RunWithContext lists and watches, keeps the cache, and feeds the
 // handlers until ctx ends; it returns once every handler returned from its
-// last call. Only the first call runs.
+// last call. Only the first call runs. A panic on its goroutine goes
+// through utilruntime.HandleCrashWithContext, as in client-go.
 func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
+	defer utilruntime.HandleCrashWithContext(ctx)
 	logger := klog.FromContext(ctx)
 	ctrl := s.start(logger)
 	if ctrl == nil {
-		logger.Info("Ignoring a second Run of a shared informer", "type", s.objectDescription)
+		logger.Info("Warning: the sharedIndexInformer has started, run more than once is not allowed")
 		return
 	}
 
@@ -306,7 +309,7 @@ func (s *sharedIndexInformer) start(logger klog.Logger) Controller {
 func (s *sharedIndexInformer) handleDeltas(logger klog.Logger, obj interface{}, isInInitialList bool) error {
 	deltas, ok := obj.(Deltas)
 	if !ok {
-		return fmt.Errorf("processing %s: popped %T, want Deltas", s.objectDescription, obj)
+		return errors.New("object given as Process argument is not Deltas")
 	}
 	s.deliverMu.Lock()
 	defer s.deliverMu.Unlock()
@@ -378,7 +381,7 @@ func (s *sharedIndexInformer) AddIndexers(indexers Indexers) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {
-		return errors.New("adding indexers: the informer has stopped")
+		return errors.New("indexer was not added because it has stopped already")
 	}
 	return s.indexer.AddIndexers(indexers)
 }
@@ -416,7 +419,7 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {
-		return nil, fmt.Errorf("adding event handler %s: the informer has stopped", nameForHandler(handler))
+		return nil, fmt.Errorf("handler %v was not added to shared informer because it has stopped already", handler)
 	}
 	logger := klog.Background()
 	if options.Logger != nil {
@@ -457,12 +460,12 @@ func (s *sharedIndexInformer) resyncPeriodLocked(logger klog.Logger, requested *
 		return 0
 	}
 	if period < minimumResyncPeriod {
-		logger.Info("Resync period too small; using the minimum", "resyncPeriod", period, "minimumResyncPeriod", minimumResyncPeriod)
+		logger.Info("Warning: resync period is too small. Changing it to the minimum allowed value", "resyncPeriod", period, "minimumResyncPeriod", minimumResyncPeriod)
 		period = minimumResyncPeriod
 	}
 	if period < s.resyncCheckPeriod {
 		if s.started {
-			logger.Info("Resync period below the running informer's check period; using the check period", "resyncPeriod", period, "resyncCheckPeriod", s.resyncCheckPeriod)
+			logger.Info("Warning: resync period is smaller than resync check period and the informer has already started. Changing it to the resync check period", "resyncPeriod", period, "resyncCheckPeriod", s.resyncCheckPeriod)
 			return s.resyncCheckPeriod
 		}
 		s.resyncCheckPeriod = period
@@ -496,7 +499,7 @@ func ShutDownEventHandler(informer SharedInformer, handle ResourceEventHandlerRe
 	}
 	waiter, ok := handle.(interface{ ShutdownChan() <-chan struct{} })
 	if !ok {
-		return fmt.Errorf("shutting down event handler: %T cannot report its shutdown", handle)
+		return errors.New("handle does not support ShutdownChan()")
 	}
 	<-waiter.ShutdownChan()
 	return nil

@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"errors"
 	"fmt"
 )
 
@@ -71,8 +70,8 @@ type TransactionError struct {
 
 // Error says how many changes failed and why.
 func (t *TransactionError) Error() string {
-	return fmt.Sprintf("%d of %d transactions failed: %v",
-		t.TotalTransactions-len(t.SuccessfulIndices), t.TotalTransactions, errors.Join(t.Errors...))
+	return fmt.Sprintf("failed to execute (%d/%d) transactions failed due to: %v",
+		t.TotalTransactions-len(t.SuccessfulIndices), t.TotalTransactions, t.Errors)
 }
 
 // TransformFunc rewrites an object before it is stored, typically to drop
@@ -159,13 +158,9 @@ func (c *cache) keyOf(obj interface{}) (string, error) {
 	return key, nil
 }
 
-// callKeyFunc runs a user key function, turning a panic into an error.
+// callKeyFunc runs a user key function. A panic is not recovered: as in
+// client-go, it reaches the goroutine that called the store or queue.
 func callKeyFunc(fn KeyFunc, obj interface{}) (key string, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("key function panicked: %v", r)
-		}
-	}()
 	return fn(obj)
 }
 
@@ -176,27 +171,19 @@ func (c *cache) transform(key string, obj interface{}) (interface{}, error) {
 	}
 	out, err := callTransform(c.transformer, obj)
 	if err != nil {
-		return nil, fmt.Errorf("transforming object %q: %w", key, err)
-	}
-	if isNilPointer(out) {
-		return nil, fmt.Errorf("transforming object %q: the transform returned a nil %T", key, out)
+		return nil, fmt.Errorf("transforming: %w", err)
 	}
 	return out, nil
 }
 
-// callTransform runs a user transform, turning a panic into an error.
+// callTransform runs a user transform. A panic is not recovered, as in
+// client-go.
 func callTransform(fn TransformFunc, obj interface{}) (out interface{}, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("transform panicked: %v", r)
-		}
-	}()
 	return fn(obj)
 }
 
-// Add stores obj. A key or transform failure leaves the store unchanged.
-// An index function failure still stores the object, leaves it out of the
-// failing index, and is returned.
+// Add stores obj. A key or transform failure leaves the store unchanged
+// and is returned; an index function failure panics (see ThreadSafeStore).
 func (c *cache) Add(obj interface{}) error {
 	return c.put(obj)
 }
@@ -215,7 +202,8 @@ func (c *cache) put(obj interface{}) error {
 	if err != nil {
 		return err
 	}
-	return c.storage.put(key, obj)
+	c.storage.put(key, obj)
+	return nil
 }
 
 // Delete removes the object with obj's key; an absent key is not an error.
@@ -297,15 +285,16 @@ func (c *cache) Replace(list []interface{}, resourceVersion string) error {
 	for _, obj := range list {
 		key, err := c.keyOf(obj)
 		if err != nil {
-			return fmt.Errorf("replacing store content: %w", err)
+			return err
 		}
 		obj, err = c.transform(key, obj)
 		if err != nil {
-			return fmt.Errorf("replacing store content: %w", err)
+			return err
 		}
 		items = append(items, keyedObject{key: key, obj: obj})
 	}
-	return c.storage.replace(items, resourceVersion)
+	c.storage.replace(items, resourceVersion)
+	return nil
 }
 
 // Resync does nothing: a store has nothing to resync.
@@ -336,9 +325,7 @@ func (c *cache) Transaction(txns ...Transaction) *TransactionError {
 		applied = append(applied, i)
 		keyed = append(keyed, ThreadSafeStoreTransaction{Transaction: txn, Key: key})
 	}
-	if err := c.storage.transaction(keyed); err != nil {
-		errs = append(errs, err)
-	}
+	c.storage.transaction(keyed)
 	if len(errs) == 0 {
 		return nil
 	}

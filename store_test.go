@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -200,7 +201,9 @@ func TestIndexer_AddIndexersIndexesExistingObjects(t *testing.T) {
 	}
 }
 
-func TestIndexer_AddIndexersIsAllOrNothing(t *testing.T) {
+// An index function that fails on a stored object panics AddIndexers with
+// client-go's message.
+func TestIndexer_AddIndexersFailingOnAStoredObjectPanics(t *testing.T) {
 	s := NewIndexer(MetaNamespaceKeyFunc, Indexers{})
 	_ = s.Add(testPod("ns", "good", "1"))
 	_ = s.Add(testPod("ns", "bad", "1"))
@@ -210,15 +213,10 @@ func TestIndexer_AddIndexersIsAllOrNothing(t *testing.T) {
 		}
 		return []string{"v"}, nil
 	}
-	err := s.AddIndexers(Indexers{"fine": MetaNamespaceIndexFunc, "failing": failing})
-	if err == nil || !strings.Contains(err.Error(), "ns/bad") {
-		t.Fatalf("err = %v, want one naming ns/bad", err)
-	}
-	if len(s.GetIndexers()) != 0 {
-		t.Errorf("indexers were added despite the failure: %v", s.GetIndexers())
-	}
-	if _, err := s.ByIndex("fine", "ns"); err == nil {
-		t.Error("half-added index is visible")
+	p := capturePanic(func() { _ = s.AddIndexers(Indexers{"failing": failing}) })
+	const want = `unable to calculate an index entry for key "ns/bad" on index "failing": cannot index bad`
+	if fmt.Sprint(p) != want {
+		t.Fatalf("AddIndexers panicked with %v, want %q", p, want)
 	}
 }
 
@@ -253,15 +251,18 @@ func TestStore_BadInputGivesKeyErrors(t *testing.T) {
 	}
 }
 
-func TestStore_KeyFuncPanicIsAnError(t *testing.T) {
+// A panicking key function panics the store's call, as in client-go.
+func TestStore_KeyFuncPanicPropagates(t *testing.T) {
 	s := NewStore(func(interface{}) (string, error) { panic("bad key func") })
-	var ke KeyError
-	if err := s.Add(testPod("ns", "a", "1")); !errors.As(err, &ke) {
-		t.Fatalf("err = %v, want KeyError", err)
+	if p := capturePanic(func() { _ = s.Add(testPod("ns", "a", "1")) }); p != "bad key func" {
+		t.Fatalf("Add panicked with %v, want the key function's panic", p)
 	}
 }
 
-func TestIndexer_FailingIndexFuncKeepsIndexesConsistent(t *testing.T) {
+// An index function that fails makes Add, Update, Replace and Transaction
+// panic, naming the key and the index in client-go's words; a panicking
+// one panics with its own value. The indexer is still usable afterwards.
+func TestIndexer_FailingIndexFuncPanicsTheWrite(t *testing.T) {
 	flaky := func(obj interface{}) ([]string, error) {
 		switch obj.(*v1.Pod).Labels["mode"] {
 		case "error":
@@ -271,64 +272,34 @@ func TestIndexer_FailingIndexFuncKeepsIndexesConsistent(t *testing.T) {
 		}
 		return []string{obj.(*v1.Pod).Labels["team"]}, nil
 	}
-	tests := map[string]struct {
-		second      *v1.Pod
-		wantTeamKey map[string][]string
-		wantErr     bool
-	}{
-		"error on update drops the key from that index only": {
-			second:      testPod("ns", "a", "2", "team", "blue", "mode", "error"),
-			wantTeamKey: map[string][]string{},
-			wantErr:     true,
+	const errText = `unable to calculate an index entry for key "ns/a" on index "team": index says no`
+	writes := map[string]func(s Indexer, p *v1.Pod){
+		"add":    func(s Indexer, p *v1.Pod) { _ = s.Add(p) },
+		"update": func(s Indexer, p *v1.Pod) { _ = s.Update(p) },
+		"replace": func(s Indexer, p *v1.Pod) {
+			_ = s.Replace([]interface{}{p}, "2")
 		},
-		"panic on update drops the key from that index only": {
-			second:      testPod("ns", "a", "2", "team", "blue", "mode", "panic"),
-			wantTeamKey: map[string][]string{},
-			wantErr:     true,
-		},
-		"healthy update moves the key": {
-			second:      testPod("ns", "a", "2", "team", "blue"),
-			wantTeamKey: map[string][]string{"blue": {"ns/a"}},
+		"transaction": func(s Indexer, p *v1.Pod) {
+			_ = s.(TransactionStore).Transaction(Transaction{Type: TransactionTypeUpdate, Object: p})
 		},
 	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			s := NewIndexer(MetaNamespaceKeyFunc, Indexers{"team": flaky, NamespaceIndex: MetaNamespaceIndexFunc})
-			if err := s.Add(testPod("ns", "a", "1", "team", "red")); err != nil {
-				t.Fatal(err)
-			}
-			err := s.Update(tc.second)
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
-			}
-			if err != nil && !strings.Contains(err.Error(), `"ns/a"`) {
-				t.Errorf("error %q does not name the key", err)
-			}
-			got, _, _ := s.GetByKey("ns/a")
-			if got != tc.second {
-				t.Error("the object was not stored")
-			}
-			teams := map[string][]string{}
-			for _, v := range s.ListIndexFuncValues("team") {
-				keys, _ := s.IndexKeys("team", v)
-				teams[v] = sorted(keys)
-			}
-			if diff := cmp.Diff(tc.wantTeamKey, teams); diff != "" {
-				t.Errorf("team index (-want +got):\n%s", diff)
-			}
-			nsKeys, _ := s.IndexKeys(NamespaceIndex, "ns")
-			if diff := cmp.Diff([]string{"ns/a"}, nsKeys); diff != "" {
-				t.Errorf("the healthy index lost the key (-want +got):\n%s", diff)
-			}
-			// Deleting later cleans every index, even though the stored
-			// object's index function fails.
-			if err := s.Delete(tc.second); err != nil {
-				t.Fatal(err)
-			}
-			if v := s.ListIndexFuncValues("team"); len(v) != 0 {
-				t.Errorf("team index not empty after delete: %v", v)
-			}
-		})
+	modes := map[string]string{"error": errText, "panic": "index function exploded"}
+	for wname, write := range writes {
+		for mode, want := range modes {
+			t.Run(wname+"/"+mode, func(t *testing.T) {
+				s := NewIndexer(MetaNamespaceKeyFunc, Indexers{"team": flaky, NamespaceIndex: MetaNamespaceIndexFunc})
+				mustOK(t, s.Add(testPod("ns", "a", "1", "team", "red")))
+				p := capturePanic(func() { write(s, testPod("ns", "a", "2", "team", "blue", "mode", mode)) })
+				if fmt.Sprint(p) != want {
+					t.Fatalf("panic = %v, want %q", p, want)
+				}
+				mustOK(t, s.Update(testPod("ns", "a", "3", "team", "green")))
+				keys, err := s.IndexKeys("team", "green")
+				if err != nil || !slices.Equal(keys, []string{"ns/a"}) {
+					t.Errorf("after the panic, IndexKeys(team, green) = %v, %v", keys, err)
+				}
+			})
+		}
 	}
 }
 
@@ -375,14 +346,14 @@ func TestStore_WithTransformerStoresTheTransformedObject(t *testing.T) {
 	failing := NewStore(MetaNamespaceKeyFunc, WithTransformer(func(interface{}) (interface{}, error) {
 		return nil, errors.New("no")
 	}))
-	if err := failing.Add(testPod("ns", "a", "1")); err == nil || !strings.Contains(err.Error(), "ns/a") {
-		t.Errorf("err = %v, want a transform error naming the key", err)
+	if err := failing.Add(testPod("ns", "a", "1")); errText(err) != "transforming: no" {
+		t.Errorf("err = %v, want client-go's %q", err, "transforming: no")
 	}
 	panicking := NewStore(MetaNamespaceKeyFunc, WithTransformer(func(interface{}) (interface{}, error) {
 		panic("transform exploded")
 	}))
-	if err := panicking.Replace([]interface{}{testPod("ns", "a", "1")}, "1"); err == nil {
-		t.Error("panicking transform: want error")
+	if p := capturePanic(func() { _ = panicking.Replace([]interface{}{testPod("ns", "a", "1")}, "1") }); p != "transform exploded" {
+		t.Errorf("panicking transform: panic %v, want the transform's", p)
 	}
 	if len(failing.List())+len(panicking.List()) != 0 {
 		t.Error("failed transforms stored something")
@@ -477,12 +448,12 @@ func TestThreadSafeStore_UsesCallerKeys(t *testing.T) {
 	if err := s.Resync(); err != nil {
 		t.Error(err)
 	}
-	// Add and Update have no error result: a failing index is logged and
-	// the object still stored.
+	// Add and Update have no error result: a failing index panics, with
+	// client-go's message.
 	s2 := NewThreadSafeStore(Indexers{"bad": func(interface{}) ([]string, error) { return nil, errors.New("x") }}, nil)
-	s2.Add("k", testPod("ns", "a", "1"))
-	if _, ok := s2.Get("k"); !ok {
-		t.Error("object lost because an index failed")
+	p := capturePanic(func() { s2.Add("k", testPod("ns", "a", "1")) })
+	if want := `unable to calculate an index entry for key "k" on index "bad": x`; fmt.Sprint(p) != want {
+		t.Errorf("Add panicked with %v, want %q", p, want)
 	}
 }
 

@@ -65,8 +65,9 @@ func WaitForCacheSync(stopCh <-chan struct{}, cacheSyncs ...InformerSynced) bool
 
 // WaitForNamedCacheSync is WaitForCacheSync that logs, with
 // klog.Background() and the key "controller", that controllerName waits for
-// its caches and how that ended. Code with a context should use
-// WaitForNamedCacheSyncWithContext.
+// its caches and how that ended. As in client-go, the lines are attributed
+// to this package's source, not to the caller (only WaitFor names its
+// caller). Code with a context should use WaitForNamedCacheSyncWithContext.
 func WaitForNamedCacheSync(controllerName string, stopCh <-chan struct{}, cacheSyncs ...InformerSynced) bool {
 	logger := klog.Background().WithValues("controller", controllerName)
 	return waitForCacheSyncLogged(klog.NewContext(context.Background(), logger), stopCh, cacheSyncs)
@@ -123,8 +124,13 @@ func pollUntilSynced(stopCh <-chan struct{}, period time.Duration, cacheSyncs []
 }
 
 // allSynced asks each non-nil function in order and stops at the first that
-// is not synced.
-func allSynced(cacheSyncs []InformerSynced) bool {
+// is not synced. As client-go's poll does around its condition, it runs
+// under utilruntime.HandleCrash: a panicking function is logged ("Observed a
+// panic") and, with utilruntime.ReallyCrash (the default), panics on in the
+// waiting goroutine; with ReallyCrash false that round counts as not
+// synced.
+func allSynced(cacheSyncs []InformerSynced) (synced bool) {
+	defer utilruntime.HandleCrash()
 	for _, synced := range cacheSyncs {
 		if synced != nil && !synced() {
 			return false
@@ -284,9 +290,6 @@ func (c SyncResult) AsError() error {
 			unsynced = append(unsynced, typ.String())
 		}
 	}
-	if len(unsynced) == 0 {
-		return fmt.Errorf("wait for cache sync: %w", c.Err)
-	}
 	slices.Sort(unsynced)
-	return fmt.Errorf("wait for cache sync: not synced: %s: %w", strings.Join(unsynced, ", "), c.Err)
+	return fmt.Errorf("failed to sync all caches: %s: %w", strings.Join(unsynced, ", "), c.Err)
 }

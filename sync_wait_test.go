@@ -367,12 +367,12 @@ func TestSyncResult_AsErrorNamesUnsyncedTypesAndWrapsTheCause(t *testing.T) {
 				Err:    context.DeadlineExceeded,
 				Synced: map[reflect.Type]bool{secretType: false, podType: false, nodeType: true},
 			},
-			wantErr: "wait for cache sync: not synced: *v1.Pod, *v1.Secret: context deadline exceeded",
+			wantErr: "failed to sync all caches: *v1.Pod, *v1.Secret: context deadline exceeded",
 			wantIs:  context.DeadlineExceeded,
 		},
 		"error without unsynced types": {
 			result:  SyncResult{Err: context.Canceled, Synced: map[reflect.Type]bool{podType: true}},
-			wantErr: "wait for cache sync: context canceled",
+			wantErr: "failed to sync all caches: : context canceled",
 			wantIs:  context.Canceled,
 		},
 	}

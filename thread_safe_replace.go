@@ -1,9 +1,6 @@
 package cache
 
-import (
-	"errors"
-	"math/bits"
-)
+import "math/bits"
 
 // keyedObject is one object of a replacement with its key.
 type keyedObject struct {
@@ -12,7 +9,8 @@ type keyedObject struct {
 }
 
 // replace makes items (later duplicates of a key win) the whole content of
-// the store and records resourceVersion, returning the index failures.
+// the store and records resourceVersion. An index function that fails
+// panics (mustSucceed), leaving the items before it applied.
 //
 // It diffs instead of rebuilding: an item whose stored object is the very
 // same value is left alone (its index values cannot have changed, and a
@@ -20,7 +18,7 @@ type keyedObject struct {
 // items are stored as updates or inserts, and stored keys missing from
 // items are deleted. Index functions run outside the lock, and only for
 // the items that changed.
-func (c *threadSafeMap) replace(items []keyedObject, resourceVersion string) error {
+func (c *threadSafeMap) replace(items []keyedObject, resourceVersion string) {
 	funcs := c.funcs.Load()
 	same := c.unchangedItems(items)
 	vals := computeChangedValues(funcs, items, same)
@@ -31,7 +29,6 @@ func (c *threadSafeMap) replace(items []keyedObject, resourceVersion string) err
 		c.idx.reserve(len(items))
 	}
 	kept := newBitset(c.tab.len() + len(items))
-	var errs []error
 	changed := 0
 	for i, it := range items {
 		id, ok := c.tab.lookup(it.key)
@@ -44,15 +41,12 @@ func (c *threadSafeMap) replace(items []keyedObject, resourceVersion string) err
 			v = vals[changed]
 			changed++
 		}
-		if err := c.putLocked(it.key, it.obj, v); err != nil {
-			errs = append(errs, err)
-		}
+		c.putLocked(it.key, it.obj, v)
 		id, _ = c.tab.lookup(it.key)
 		kept.set(int(id))
 	}
 	c.dropUnkeptLocked(kept)
 	c.noteRVLocked(resourceVersion)
-	return errors.Join(errs...)
 }
 
 // unchangedItems marks the items whose key already holds the very same

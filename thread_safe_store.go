@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -9,16 +8,14 @@ import (
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/klog/v2"
 )
 
 // ThreadSafeStore is a map from keys to objects, safe for concurrent use,
 // with secondary indexes. It does not compute keys: callers pass them.
 // Objects it returns are shared: callers must not modify them.
 //
-// Methods without an error result (Add, Update, Replace) cannot report an
-// index function that fails: the store then keeps the object, leaves it out
-// of the failing index only, and logs the error with the key.
+// An index function that fails on a stored object makes the write panic,
+// naming the key and the index, as client-go's store does.
 type ThreadSafeStore interface {
 	Add(key string, obj interface{})
 	Update(key string, obj interface{})
@@ -128,17 +125,17 @@ func (c *threadSafeMap) freshLocked(vals indexValues, obj interface{}) indexValu
 }
 
 // putLocked stores obj under key and re-files it where its index values
-// changed. The caller holds c.mu for writing. It returns the index
-// failures.
-func (c *threadSafeMap) putLocked(key string, obj interface{}, vals indexValues) error {
+// changed. The caller holds c.mu for writing. An index function that
+// failed on obj makes it panic before anything changes (mustSucceed).
+func (c *threadSafeMap) putLocked(key string, obj interface{}, vals indexValues) {
 	vals = c.freshLocked(vals, obj)
+	vals.mustSucceed(key)
 	if id, ok := c.tab.lookup(key); ok {
 		c.tab.objs[id] = obj
 		c.idx.refile(id, &vals)
 	} else {
 		c.idx.fileNew(c.tab.insert(key, obj), &vals)
 	}
-	return vals.err(key)
 }
 
 // deleteLocked removes key from the table and every index. The caller
@@ -162,18 +159,17 @@ func (c *threadSafeMap) noteRVLocked(rv string) {
 	setRVGauge(c.rvMetric, rv)
 }
 
-// put is Add/Update with the index failures returned instead of logged.
-func (c *threadSafeMap) put(key string, obj interface{}) error {
+// put is Add and Update.
+func (c *threadSafeMap) put(key string, obj interface{}) {
 	var buf valuesBuffer
 	vals := computeIndexValues(c.funcs.Load(), obj, buf[:])
 	rv, hasRV := resourceVersionOf(obj)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	err := c.putLocked(key, obj, vals)
+	c.putLocked(key, obj, vals)
 	if hasRV {
 		c.noteRVLocked(rv)
 	}
-	return err
 }
 
 // Add stores obj under key. An index function that fails leaves the object
@@ -184,9 +180,7 @@ func (c *threadSafeMap) Add(key string, obj interface{}) {
 
 // Update stores obj under key, as Add does.
 func (c *threadSafeMap) Update(key string, obj interface{}) {
-	if err := c.put(key, obj); err != nil {
-		logIndexFailure(err)
-	}
+	c.put(key, obj)
 }
 
 // Delete removes key; an absent key is a no-op.
@@ -246,22 +240,18 @@ func (c *threadSafeMap) Replace(items map[string]interface{}, resourceVersion st
 	for key, obj := range items {
 		list = append(list, keyedObject{key: key, obj: obj})
 	}
-	if err := c.replace(list, resourceVersion); err != nil {
-		logIndexFailure(err)
-	}
+	c.replace(list, resourceVersion)
 }
 
 // Transaction applies txns in order under one lock; the resource version
 // of the last one is recorded. Index failures are logged per key.
 func (c *threadSafeMap) Transaction(txns ...ThreadSafeStoreTransaction) {
-	if err := c.transaction(txns); err != nil {
-		logIndexFailure(err)
-	}
+	c.transaction(txns)
 }
 
-func (c *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction) error {
+func (c *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction) {
 	if len(txns) == 0 {
-		return nil
+		return
 	}
 	funcs := c.funcs.Load()
 	width := len(funcs.fns)
@@ -277,23 +267,18 @@ func (c *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction) error {
 	rv, hasRV := resourceVersionOf(txns[len(txns)-1].Object)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var errs []error
 	for i, txn := range txns {
 		switch txn.Type {
 		case TransactionTypeAdd, TransactionTypeUpdate:
-			if err := c.putLocked(txn.Key, txn.Object, vals[i]); err != nil {
-				errs = append(errs, err)
-			}
+			c.putLocked(txn.Key, txn.Object, vals[i])
 		case TransactionTypeDelete:
 			c.deleteLocked(txn.Key)
-		default:
-			errs = append(errs, fmt.Errorf("transaction on key %q: unknown type %q", txn.Key, txn.Type))
 		}
+		// Other types are ignored, as client-go ignores them.
 	}
 	if hasRV {
 		c.noteRVLocked(rv)
 	}
-	return errors.Join(errs...)
 }
 
 // Index returns the objects sharing any of obj's values in the named index,
@@ -302,11 +287,11 @@ func (c *threadSafeMap) Index(indexName string, obj interface{}) ([]interface{},
 	funcs := c.funcs.Load()
 	i := funcs.index(indexName)
 	if i < 0 {
-		return nil, fmt.Errorf("index %q does not exist", indexName)
+		return nil, fmt.Errorf("Index with name %s does not exist", indexName)
 	}
 	v := runIndexFunc(funcs, i, funcs.fns[i], obj)
 	if v.err != nil {
-		return nil, fmt.Errorf("computing index %q: %w", indexName, v.err)
+		return nil, v.err
 	}
 	c.mu.RLock()
 	col := c.idx.column(indexName)
@@ -363,7 +348,7 @@ func (c *threadSafeMap) appendIndexed(dst []interface{}, indexName, indexedValue
 	col := c.idx.column(indexName)
 	if col == nil {
 		c.mu.RUnlock()
-		return dst, fmt.Errorf("index %q does not exist", indexName)
+		return dst, fmt.Errorf("Index with name %s does not exist", indexName)
 	}
 	dst = c.appendBucketLocked(dst, col.bucketOf(indexedValue))
 	c.mu.RUnlock()
@@ -397,7 +382,7 @@ func (c *threadSafeMap) IndexKeys(indexName, indexedValue string) ([]string, err
 	defer c.mu.RUnlock()
 	col := c.idx.column(indexName)
 	if col == nil {
-		return nil, fmt.Errorf("index %q does not exist", indexName)
+		return nil, fmt.Errorf("Index with name %s does not exist", indexName)
 	}
 	bk := col.bucketOf(indexedValue)
 	if bk == nil {
@@ -438,9 +423,7 @@ func (c *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 	filed := make([]indexValues, c.tab.len())
 	for id, obj := range c.tab.objs {
 		filed[id] = computeIndexValues(added, obj, nil)
-		if err := filed[id].err(c.tab.keys[id]); err != nil {
-			return fmt.Errorf("adding indexers: %w", err)
-		}
+		filed[id].mustSucceed(c.tab.keys[id])
 	}
 	cols := make([]*indexColumn, len(funcs.names))
 	for i, name := range funcs.names {
@@ -497,10 +480,4 @@ func resourceVersionOf(obj interface{}) (rv string, ok bool) {
 		return "", false
 	}
 	return accessor.GetResourceVersion(), true
-}
-
-// logIndexFailure reports index functions that failed on a write whose
-// signature cannot return an error.
-func logIndexFailure(err error) {
-	klog.Background().Error(err, "Index function failed; the object is stored but missing from the failing index")
 }

@@ -44,7 +44,7 @@ func (s typedSharedIndexInformer[T]) AddTypedEventHandler(handler TypedResourceE
 	case 1:
 		opts = options[0]
 	default:
-		return nil, fmt.Errorf("adding typed event handler: at most one HandlerOptions, got %d", len(options))
+		return nil, fmt.Errorf("at most one HandlerOptions may be passed, got %d", len(options))
 	}
 	logger := klog.Background()
 	if opts.Logger != nil {

@@ -24,10 +24,7 @@ add a by-phase index to the filled store
 by-phase Running: [blog/web-1(uid-4,Running) shop/web-2(uid-2,Running)]
 
 update shop/api-1 without its app label: the by-app index function fails
-Update error: object stored without some index values: index "by-app" of key "uid-3": pod has no app label
-stored: [shop/api-1(uid-3,Running)]
-by-app api: [] (left out of the failing index only)
-by-phase Running: [blog/web-1(uid-4,Running) shop/api-1(uid-3,Running) shop/web-2(uid-2,Running)]
+Update panicked: unable to calculate an index entry for key "uid-3" on index "by-app": pod has no app label
 `
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("output (-want +got):\n%s", diff)
