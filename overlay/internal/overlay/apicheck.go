@@ -73,6 +73,7 @@ func addDecl(api map[string]string, fset *token.FileSet, decl ast.Decl) error {
 				if err := render(api, fset, s.Name.Name, &ts); err != nil {
 					return err
 				}
+				api[s.Name.Name] = "type " + api[s.Name.Name]
 			case *ast.ValueSpec:
 				for _, n := range s.Names {
 					if !ast.IsExported(n.Name) {

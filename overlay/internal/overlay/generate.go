@@ -92,21 +92,28 @@ func checkSameAPI(ctx context.Context, g goTool, cg moduleInfo) error {
 	if err != nil {
 		return fmt.Errorf("getting the reference client-go to compare APIs: %w", err)
 	}
-	for _, dir := range []string{cacheDir, testingDir} {
-		want, err := exportedAPI(filepath.Join(ref.Dir, dir))
+	return compareAPIs(ref.Dir, cg.Dir, cg.Version)
+}
+
+// compareAPIs returns an error describing how the tools/cache and
+// tools/cache/testing APIs of the client-go tree in dir (at version) differ
+// from those of the reference tree in refDir, or nil if they do not.
+func compareAPIs(refDir, dir, version string) error {
+	for _, pkg := range []string{cacheDir, testingDir} {
+		want, err := exportedAPI(filepath.Join(refDir, filepath.FromSlash(pkg)))
 		if err != nil {
-			return fmt.Errorf("reading client-go %s %s: %w", ref.Version, dir, err)
+			return fmt.Errorf("reading client-go %s %s: %w", ReferenceClientGoVersion, pkg, err)
 		}
-		got, err := exportedAPI(filepath.Join(cg.Dir, dir))
+		got, err := exportedAPI(filepath.Join(dir, filepath.FromSlash(pkg)))
 		if err != nil {
-			return fmt.Errorf("reading client-go %s %s: %w", cg.Version, dir, err)
+			return fmt.Errorf("reading client-go %s %s: %w", version, pkg, err)
 		}
 		if diff := diffAPI(want, got); len(diff) > 0 {
 			if len(diff) > 10 {
 				diff = append(diff[:10], fmt.Sprintf("... and %d more", len(diff)-10))
 			}
 			return fmt.Errorf("client-go %s is not supported: its %s API differs from %s, which kcache matches:\n  %s",
-				cg.Version, dir, ReferenceClientGoVersion, strings.Join(diff, "\n  "))
+				version, pkg, ReferenceClientGoVersion, strings.Join(diff, "\n  "))
 		}
 	}
 	return nil
