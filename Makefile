@@ -2,9 +2,9 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: test lint demo examples-test bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak
+.PHONY: test lint overlay overlay-test demo examples-test bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak
 
-test: fmt-check vet lint unit bench-smoke compat examples-test bench-smoke-compare integration
+test: fmt-check vet lint unit bench-smoke compat examples-test bench-smoke-compare overlay-test integration
 
 # demo runs the kcache demo against its built-in simulated cluster
 # (no cluster needed). DEMO_DURATION=0 runs it until Ctrl-C.
@@ -33,6 +33,21 @@ lint:
 
 unit:
 	$(GO) test -race -count=1 $(PKGS)
+
+# overlay writes k8s.io/client-go v0.37.2 with kcache as its tools/cache
+# into DIR (relative to here, or absolute); see overlay/README.md. Add
+# OVERLAY_FLAGS=-force to replace an overlay written before.
+overlay:
+	@test -n "$(DIR)" || { echo "usage: make overlay DIR=third_party/client-go [OVERLAY_FLAGS=-force]" >&2; exit 2; }
+	cd overlay && $(GO) run ./cmd/kcache-overlay -kcache "$(CURDIR)" -o "$(abspath $(DIR))" $(OVERLAY_FLAGS)
+
+# overlay-test tests the overlay tool (its own module), then generates a
+# real overlay, builds all of it, vets every client-go package that imports
+# tools/cache and runs client-go's tests of informers/..., listers/... and
+# the packages using tools/cache with kcache inside (TestOverlayE2E).
+overlay-test:
+	cd overlay && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd overlay && KCACHE_OVERLAY_E2E=1 $(GO) test -count=1 -run '^TestOverlayE2E$$' -v -timeout 60m ./internal/overlay
 
 # compat proves the API against real client-go types (a nested module).
 compat:

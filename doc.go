@@ -121,6 +121,9 @@
 // (clientset.CoreV1().RESTClient(), a *rest.RESTClient, rest.Interface)
 // compiles and works unchanged; a value of another shape makes the
 // ListWatch's List and Watch fail with an error naming what is missing.
+// Inside a client-go overlay written by overlay/cmd/kcache-overlay, this
+// package is k8s.io/client-go/tools/cache, Getter is client-go's own
+// interface and gates come from k8s.io/client-go/features.
 //
 // Panics: as in client-go, listener delivery, the controller's process
 // loop, the shared informer's Run, each reflector cycle and the functions

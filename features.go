@@ -11,6 +11,13 @@ import (
 // featureName names a client-go feature gate. The names, defaults and lock
 // states are client-go v0.37.2's, and each gate is switched through the same
 // environment variable: KUBE_FEATURE_<name>=true|false.
+//
+// This file is a seam: the rest of the package reads gates only through the
+// featureName constants and featureEnabled. The client-go overlay
+// (overlay/cmd/kcache-overlay) replaces this file with one that defines just
+// those names on top of k8s.io/client-go/features, so gates inside the
+// overlay come from client-go's own registry. Anything else declared here is
+// for this file and its tests only.
 type featureName string
 
 const (
@@ -49,7 +56,8 @@ var featureGates = struct {
 	overrides map[featureName]bool
 }{}
 
-// featureEnabled reports whether the named gate is on.
+// featureEnabled reports whether the named gate is on. It is the only
+// function the rest of the package calls to read a gate.
 func featureEnabled(name featureName) bool {
 	featureGates.once.Do(loadFeatureGates)
 	featureGates.mu.RLock()

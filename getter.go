@@ -56,6 +56,12 @@ var (
 	errorType          = reflect.TypeFor[error]()
 )
 
+// The rest of the package reaches a Getter only through newRESTRequester and
+// the requester's list and watch methods. That is the seam the client-go
+// overlay (overlay/cmd/kcache-overlay) uses: it replaces this file with one
+// declaring client-go's Getter interface and the same three functions
+// without reflection. Everything else here serves this file only.
+
 // restRequester sends list and watch requests through a Getter by calling
 // its request builder's methods by reflection, in the order client-go's
 // ListWatch does: Get, Namespace (only for a non-empty namespace), Resource,

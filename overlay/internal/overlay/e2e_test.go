@@ -1,0 +1,232 @@
+package overlay
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// e2eEnv switches on TestOverlayE2E, which builds, vets and tests a real
+// overlay (minutes on two cores; `make overlay-test` sets it).
+const e2eEnv = "KCACHE_OVERLAY_E2E"
+
+// e2eRaceEnv, when set to 1, runs client-go's package tests with -race.
+const e2eRaceEnv = "KCACHE_OVERLAY_E2E_RACE"
+
+// TestOverlayE2E generates an overlay from this checkout and client-go
+// v0.37.2, then, with kcache as its tools/cache:
+//   - builds the whole module (go build ./...);
+//   - vets every package whose code or tests import tools/cache;
+//   - runs the tests of those packages, of informers/... and listers/...,
+//     and of packages whose tests use informers or listers, plus two test
+//     files of ours dropped into tools/cache (gates from client-go's
+//     registry; client-go's Getter), and reports the counts.
+//
+// Every go command uses -trimpath, so the build cache is shared between
+// runs in different temporary directories.
+func TestOverlayE2E(t *testing.T) {
+	if os.Getenv(e2eEnv) != "1" {
+		t.Skipf("set %s=1 to build and test a real overlay", e2eEnv)
+	}
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "client-go")
+	start := time.Now()
+	res, err := Generate(ctx, Options{Out: dir, KcacheDir: repoRoot(t), Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("generated %s (kcache %s, client-go %s) in %v", dir, res.Marker.Kcache, res.Marker.ClientGo, time.Since(start).Round(time.Second))
+	checkOverlayTree(t, dir, res.Marker)
+	for name, src := range map[string]string{"gates_test.go.txt": "tools/cache/overlay_gates_test.go", "getter_test.go.txt": "tools/cache/overlay_getter_test.go"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "e2e", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFiles(t, dir, map[string]string{src: string(data)})
+	}
+
+	g := goTool{bin: "go"}
+	run := func(args ...string) []byte {
+		t.Helper()
+		start := time.Now()
+		out, err := g.run(ctx, dir, args...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		t.Logf("go %s: %v", strings.Join(args[:2], " "), time.Since(start).Round(time.Second))
+		return out
+	}
+	run("build", "-trimpath", "./...")
+
+	vetPkgs, testPkgs := selectPackages(t, run("list", "-trimpath", "-e", "-f",
+		`{{.ImportPath}}|{{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}|{{len .TestGoFiles}} {{len .XTestGoFiles}}`, "./..."))
+	t.Logf("vetting %d packages that import tools/cache", len(vetPkgs))
+	run(append([]string{"vet", "-trimpath"}, vetPkgs...)...)
+
+	args := []string{"test", "-trimpath", "-count=1", "-json"}
+	if os.Getenv(e2eRaceEnv) == "1" {
+		args = append(args, "-race")
+	}
+	start = time.Now()
+	out, testErr := g.run(ctx, dir, append(args, testPkgs...)...)
+	sum := summarize(out)
+	t.Logf("client-go tests with the overlay (%d packages with tests): %d passed, %d failed, %d skipped, in %v",
+		sum.packages, sum.passed, sum.failed, sum.skipped, time.Since(start).Round(time.Second))
+	for _, line := range sum.perPackage {
+		t.Log("  " + line)
+	}
+	if testErr != nil || sum.failed > 0 || sum.passed == 0 {
+		t.Fatalf("client-go's tests failed with the overlay: %v\nfailed: %s", testErr, strings.Join(sum.failures, ", "))
+	}
+	for _, want := range []string{"TestOverlay_GatesComeFromClientGosRegistry", "TestOverlay_ListWatchFromClientSendsClientGosRequests"} {
+		if !slices.Contains(sum.passedNames, want) {
+			t.Errorf("%s did not run and pass", want)
+		}
+	}
+}
+
+// checkOverlayTree checks the layout the issue asks for: kcache's files
+// with headers in tools/cache and tools/cache/testing, no test files there,
+// synctrack and the rest of client-go byte for byte as published.
+func checkOverlayTree(t *testing.T, dir string, m Marker) {
+	t.Helper()
+	head := header(m.Kcache, m.ClientGo)
+	for _, pkg := range []string{cacheDir, testingDir} {
+		entries, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(pkg)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				continue
+			}
+			rel := pkg + "/" + e.Name()
+			if strings.HasSuffix(e.Name(), "_test.go") || !slices.Contains(m.Generated, rel) {
+				t.Errorf("%s is in the overlay but was not generated from kcache", rel)
+			}
+			data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.HasPrefix(data, []byte(head)) {
+				t.Errorf("%s lacks the header %q", rel, head)
+			}
+		}
+	}
+	cg, err := goTool{bin: "go"}.download(context.Background(), ClientGoModule, m.ClientGo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{"go.mod", "go.sum", "tools/cache/synctrack/synctrack.go", "informers/factory.go", "rest/request.go"} {
+		want, err := os.ReadFile(filepath.Join(cg.Dir, filepath.FromSlash(rel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(want, got) {
+			t.Errorf("%s differs from client-go %s's", rel, m.ClientGo)
+		}
+	}
+}
+
+// selectPackages picks, from `go list` lines "path|imports|ntest nxtest":
+// to vet, every package whose code or tests import tools/cache (and
+// tools/cache itself); to test, those plus informers/..., listers/... and
+// packages whose tests import informers, listers or the dynamic and
+// metadata informers, keeping only packages with test files.
+func selectPackages(t *testing.T, list []byte) (vet, test []string) {
+	t.Helper()
+	const mod = ClientGoModule + "/"
+	uses := []string{mod + "informers", mod + "listers", mod + "dynamic/dynamicinformer", mod + "metadata/metadatainformer", mod + "dynamic/dynamiclister", mod + "metadata/metadatalister"}
+	sc := bufio.NewScanner(bytes.NewReader(list))
+	for sc.Scan() {
+		parts := strings.Split(sc.Text(), "|")
+		if len(parts) != 3 {
+			t.Fatalf("unexpected go list line %q", sc.Text())
+		}
+		path, imports := parts[0], strings.Fields(parts[1])
+		hasTests := parts[2] != "0 0"
+		rel := strings.TrimPrefix(path, mod)
+		importsCache := slices.Contains(imports, mod+cacheDir) || rel == cacheDir || strings.HasPrefix(rel, cacheDir+"/")
+		if importsCache {
+			vet = append(vet, path)
+		}
+		usesInformers := strings.HasPrefix(rel, "informers/") || strings.HasPrefix(rel, "listers/") ||
+			slices.ContainsFunc(imports, func(imp string) bool {
+				return slices.ContainsFunc(uses, func(u string) bool { return imp == u || strings.HasPrefix(imp, u+"/") })
+			})
+		if hasTests && (importsCache || usesInformers) {
+			test = append(test, path)
+		}
+	}
+	if len(vet) == 0 || len(test) == 0 {
+		t.Fatalf("found %d packages to vet and %d to test; go list output:\n%s", len(vet), len(test), list)
+	}
+	return vet, test
+}
+
+// testSummary counts the events of `go test -json`.
+type testSummary struct {
+	packages, passed, failed, skipped int
+	failures, passedNames             []string
+	perPackage                        []string
+}
+
+func summarize(out []byte) testSummary {
+	type event struct {
+		Action, Package, Test string
+	}
+	var s testSummary
+	perPkg := map[string]*[3]int{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 0, 1<<20), 1<<24)
+	for sc.Scan() {
+		var e event
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue
+		}
+		if e.Test == "" {
+			if e.Action == "fail" {
+				s.failed++
+				s.failures = append(s.failures, e.Package+" (package)")
+			}
+			continue
+		}
+		c := perPkg[e.Package]
+		if c == nil {
+			c = &[3]int{}
+			perPkg[e.Package] = c
+		}
+		switch e.Action {
+		case "pass":
+			s.passed++
+			c[0]++
+			s.passedNames = append(s.passedNames, e.Test)
+		case "fail":
+			s.failed++
+			c[1]++
+			s.failures = append(s.failures, e.Package+"."+e.Test)
+		case "skip":
+			s.skipped++
+			c[2]++
+		}
+	}
+	for pkg, c := range perPkg {
+		s.perPackage = append(s.perPackage, fmt.Sprintf("%s: %d passed, %d failed, %d skipped", strings.TrimPrefix(pkg, ClientGoModule+"/"), c[0], c[1], c[2]))
+	}
+	sort.Strings(s.perPackage)
+	s.packages = len(perPkg)
+	return s
+}

@@ -1,0 +1,194 @@
+package overlay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// Generate writes the overlay module described by o and returns what it
+// wrote. On any error the target is left as it was and the staging
+// directory is removed.
+func Generate(ctx context.Context, o Options) (*Result, error) {
+	if o.Out == "" {
+		return nil, errors.New("no output directory given (-o DIR)")
+	}
+	target, err := filepath.Abs(o.Out)
+	if err != nil {
+		return nil, fmt.Errorf("output directory %s: %w", o.Out, err)
+	}
+	cgVersion := o.ClientGoVersion
+	if cgVersion == "" {
+		cgVersion = ReferenceClientGoVersion
+	}
+	if err := checkClientGoVersion(cgVersion); err != nil {
+		return nil, err
+	}
+	state, err := inspectTarget(target, o.Force)
+	if err != nil {
+		return nil, err
+	}
+	g := newGoTool(&o)
+
+	src, err := resolveKcache(ctx, g, &o)
+	if err != nil {
+		return nil, err
+	}
+	o.logf("kcache %s from %s", src.version, src.origin)
+
+	cg, err := g.download(ctx, ClientGoModule, cgVersion)
+	if err != nil {
+		return nil, fmt.Errorf("getting client-go: %w", err)
+	}
+	o.logf("client-go %s from %s", cg.Version, cg.Dir)
+	if err := checkSameAPI(ctx, g, cg); err != nil {
+		return nil, err
+	}
+
+	staging, err := newStagingDir(target)
+	if err != nil {
+		return nil, err
+	}
+	renamed := false
+	defer func() {
+		if !renamed {
+			os.RemoveAll(staging)
+		}
+	}()
+	m, err := assemble(ctx, g, src, cg, staging)
+	if err != nil {
+		return nil, err
+	}
+	if o.Check {
+		o.logf("building tools/cache in %s", staging)
+		if _, err := g.run(ctx, staging, "build", "-trimpath", "./"+cacheDir+"/..."); err != nil {
+			return nil, fmt.Errorf("the generated overlay does not build; %s left unchanged: %w", target, err)
+		}
+	}
+	// Look again: the target may have appeared while the tree was built.
+	if _, err := inspectTarget(target, o.Force); err != nil {
+		return nil, err
+	}
+	if err := replaceTarget(staging, target, state); err != nil {
+		return nil, err
+	}
+	renamed = true
+	o.logf("wrote %s", target)
+	return &Result{Dir: target, Marker: m}, nil
+}
+
+// checkSameAPI accepts the reference client-go as it is, and another
+// v0.37.x only if its tools/cache and tools/cache/testing export exactly
+// what the reference's do.
+func checkSameAPI(ctx context.Context, g goTool, cg moduleInfo) error {
+	if cg.Version == ReferenceClientGoVersion {
+		return nil
+	}
+	ref, err := g.download(ctx, ClientGoModule, ReferenceClientGoVersion)
+	if err != nil {
+		return fmt.Errorf("getting the reference client-go to compare APIs: %w", err)
+	}
+	return compareAPIs(ref.Dir, cg.Dir, cg.Version)
+}
+
+// compareAPIs returns an error describing how the tools/cache and
+// tools/cache/testing APIs of the client-go tree in dir (at version) differ
+// from those of the reference tree in refDir, or nil if they do not.
+func compareAPIs(refDir, dir, version string) error {
+	for _, pkg := range []string{cacheDir, testingDir} {
+		want, err := exportedAPI(filepath.Join(refDir, filepath.FromSlash(pkg)))
+		if err != nil {
+			return fmt.Errorf("reading client-go %s %s: %w", ReferenceClientGoVersion, pkg, err)
+		}
+		got, err := exportedAPI(filepath.Join(dir, filepath.FromSlash(pkg)))
+		if err != nil {
+			return fmt.Errorf("reading client-go %s %s: %w", version, pkg, err)
+		}
+		if diff := diffAPI(want, got); len(diff) > 0 {
+			if len(diff) > 10 {
+				diff = append(diff[:10], fmt.Sprintf("... and %d more", len(diff)-10))
+			}
+			return fmt.Errorf("client-go %s is not supported: its %s API differs from %s, which kcache matches:\n  %s",
+				version, pkg, ReferenceClientGoVersion, strings.Join(diff, "\n  "))
+		}
+	}
+	return nil
+}
+
+// assemble fills the empty directory dst with the overlay module and
+// returns its marker (already written).
+func assemble(ctx context.Context, g goTool, src kcacheSource, cg moduleInfo, dst string) (Marker, error) {
+	head := header(src.version, cg.Version)
+	m := Marker{Generator: generatorName, Kcache: src.version, KcacheSource: src.origin, ClientGo: cg.Version}
+
+	if err := copyClientGo(cg.Dir, dst); err != nil {
+		return Marker{}, fmt.Errorf("copying client-go: %w", err)
+	}
+	cacheDst := filepath.Join(dst, filepath.FromSlash(cacheDir))
+	names, err := placeKcacheFiles(src.dir, cacheDst, head, replacedFiles)
+	if err != nil {
+		return Marker{}, fmt.Errorf("placing kcache in %s: %w", cacheDir, err)
+	}
+	testingNames, err := placeKcacheFiles(filepath.Join(src.dir, "testing"), filepath.Join(dst, filepath.FromSlash(testingDir)), head, nil)
+	if err != nil {
+		return Marker{}, fmt.Errorf("placing kcache's testing package in %s: %w", testingDir, err)
+	}
+	features, err := featuresFile(src.dir, filepath.Join(cg.Dir, "features"), head)
+	if err != nil {
+		return Marker{}, err
+	}
+	getter, err := getterFile(head)
+	if err != nil {
+		return Marker{}, err
+	}
+	for name, data := range map[string][]byte{"features.go": features, "getter.go": getter} {
+		if err := os.WriteFile(filepath.Join(cacheDst, name), data, 0o644); err != nil {
+			return Marker{}, err
+		}
+	}
+	for _, n := range append(names, replacedFiles...) {
+		m.Generated = append(m.Generated, path.Join(cacheDir, n))
+	}
+	for _, n := range testingNames {
+		m.Generated = append(m.Generated, path.Join(testingDir, n))
+	}
+
+	// go.mod: client-go's, raised only where kcache's copied code needs it.
+	imports, err := importsOf(append(goFilesIn(src.dir, names), goFilesIn(filepath.Join(src.dir, "testing"), testingNames)...))
+	if err != nil {
+		return Marker{}, err
+	}
+	kmod, err := os.ReadFile(filepath.Join(src.dir, "go.mod"))
+	if err != nil {
+		return Marker{}, err
+	}
+	cmod, err := os.ReadFile(filepath.Join(dst, "go.mod"))
+	if err != nil {
+		return Marker{}, err
+	}
+	bumps, goVersion, err := requirementBumps(kmod, cmod, imports)
+	if err != nil {
+		return Marker{}, fmt.Errorf("comparing requirements: %w", err)
+	}
+	if len(bumps) > 0 || goVersion != "" {
+		if err := applyBumps(dst, bumps, goVersion); err != nil {
+			return Marker{}, fmt.Errorf("raising requirements: %w", err)
+		}
+		if _, err := g.run(ctx, dst, "mod", "tidy"); err != nil {
+			return Marker{}, fmt.Errorf("completing go.sum after raising %v: %w", bumps, err)
+		}
+		m.RequirementsChanged = bumps
+		if goVersion != "" {
+			m.RequirementsChanged = append(m.RequirementsChanged, "go "+goVersion)
+		}
+	}
+	m.Generated = append(m.Generated, MarkerFile)
+	if err := writeMarker(dst, m); err != nil {
+		return Marker{}, err
+	}
+	return m, nil
+}

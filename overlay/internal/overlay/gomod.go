@@ -1,0 +1,133 @@
+package overlay
+
+import (
+	"fmt"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/semver"
+)
+
+// requirementBumps compares the requirements of kcache's go.mod with
+// client-go's, and returns the requirements (path@version) that must be
+// raised in the overlay: modules that provide a package imported by the
+// copied kcache files, required by kcache at a higher version than by
+// client-go (or not at all by client-go). goVersion is kcache's go
+// directive when it is newer than client-go's, else "".
+func requirementBumps(kcacheMod, clientGoMod []byte, imports []string) (bumps []string, goVersion string, err error) {
+	k, err := modfile.ParseLax("kcache go.mod", kcacheMod, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	c, err := modfile.ParseLax("client-go go.mod", clientGoMod, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	have := map[string]string{}
+	for _, r := range c.Require {
+		have[r.Mod.Path] = r.Mod.Version
+	}
+	for _, r := range k.Require {
+		if !providesAny(r.Mod.Path, imports) {
+			continue
+		}
+		if cur, ok := have[r.Mod.Path]; ok && semver.Compare(cur, r.Mod.Version) >= 0 {
+			continue
+		}
+		bumps = append(bumps, r.Mod.Path+"@"+r.Mod.Version)
+	}
+	sort.Strings(bumps)
+	if k.Go != nil && c.Go != nil && compareGo(k.Go.Version, c.Go.Version) > 0 {
+		goVersion = k.Go.Version
+	}
+	return bumps, goVersion, nil
+}
+
+// providesAny reports whether module path mod could provide one of the
+// import paths.
+func providesAny(mod string, imports []string) bool {
+	for _, p := range imports {
+		if p == mod || strings.HasPrefix(p, mod+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// compareGo compares two go directive versions ("1.26", "1.26.0").
+func compareGo(a, b string) int {
+	return semver.Compare("v"+a, "v"+b)
+}
+
+// importsOf returns the sorted, distinct import paths of the non-test Go
+// files in the given files.
+func importsOf(paths []string) ([]string, error) {
+	seen := map[string]bool{}
+	fset := token.NewFileSet()
+	for _, p := range paths {
+		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
+		if err != nil {
+			return nil, err
+		}
+		for _, imp := range f.Imports {
+			v, err := strconv.Unquote(imp.Path.Value)
+			if err != nil {
+				return nil, err
+			}
+			seen[v] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for p := range seen {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// goFilesIn lists dir's files named in names as full paths.
+func goFilesIn(dir string, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = filepath.Join(dir, n)
+	}
+	return out
+}
+
+// applyBumps raises the given requirements in dir/go.mod (and the go
+// directive when goVersion is set). The caller then runs go mod tidy so
+// go.sum matches.
+func applyBumps(dir string, bumps []string, goVersion string) error {
+	p := filepath.Join(dir, "go.mod")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	f, err := modfile.Parse(p, data, nil)
+	if err != nil {
+		return err
+	}
+	for _, b := range bumps {
+		path, version, _ := strings.Cut(b, "@")
+		if err := f.AddRequire(path, version); err != nil {
+			return fmt.Errorf("requiring %s: %w", b, err)
+		}
+	}
+	if goVersion != "" {
+		if err := f.AddGoStmt(goVersion); err != nil {
+			return err
+		}
+	}
+	f.Cleanup()
+	out, err := f.Format()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(p, out, 0o644)
+}

@@ -1,0 +1,37 @@
+package overlay
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCheckClientGoVersion_AcceptsOnlyReleasesOfTheReferenceMinor(t *testing.T) {
+	tests := []struct {
+		version string
+		wantErr string // "" means accepted
+	}{
+		{version: "v0.37.2"},
+		{version: "v0.37.0"},
+		{version: "v0.37.9"},
+		{version: "v0.36.4", wantErr: "not supported"},
+		{version: "v0.38.0", wantErr: "not supported"},
+		{version: "v1.37.2", wantErr: "not supported"},
+		{version: "v0.37.0-rc.1", wantErr: "pre-release"},
+		{version: "0.37.2", wantErr: "not a semantic version"},
+		{version: "v0.37", wantErr: "not a semantic version"},
+		{version: "latest", wantErr: "not a semantic version"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.version, func(t *testing.T) {
+			err := checkClientGoVersion(tc.version)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("rejected: %v", err)
+			case tc.wantErr != "" && err == nil:
+				t.Fatal("accepted, want an error")
+			case tc.wantErr != "" && !strings.Contains(err.Error(), tc.wantErr):
+				t.Fatalf("error %q does not say %q", err, tc.wantErr)
+			}
+		})
+	}
+}
