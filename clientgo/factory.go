@@ -169,7 +169,9 @@ func (f *factory) Apps() apps.Interface { return apps.New(f, f.settings.namespac
 func (f *factory) Autoscaling() autoscaling.Interface {
 	return autoscaling.New(f, f.settings.namespace, f.settings.tweak)
 }
-func (f *factory) Batch() batch.Interface { return batch.New(f, f.settings.namespace, f.settings.tweak) }
+func (f *factory) Batch() batch.Interface {
+	return batch.New(f, f.settings.namespace, f.settings.tweak)
+}
 func (f *factory) Certificates() certificates.Interface {
 	return certificates.New(f, f.settings.namespace, f.settings.tweak)
 }
@@ -180,7 +182,9 @@ func (f *factory) Core() core.Interface { return core.New(f, f.settings.namespac
 func (f *factory) Discovery() discovery.Interface {
 	return discovery.New(f, f.settings.namespace, f.settings.tweak)
 }
-func (f *factory) Events() events.Interface { return events.New(f, f.settings.namespace, f.settings.tweak) }
+func (f *factory) Events() events.Interface {
+	return events.New(f, f.settings.namespace, f.settings.tweak)
+}
 func (f *factory) Extensions() extensions.Interface {
 	return extensions.New(f, f.settings.namespace, f.settings.tweak)
 }
@@ -193,9 +197,11 @@ func (f *factory) Lifecycle() lifecycle.Interface {
 func (f *factory) Networking() networking.Interface {
 	return networking.New(f, f.settings.namespace, f.settings.tweak)
 }
-func (f *factory) Node() node.Interface     { return node.New(f, f.settings.namespace, f.settings.tweak) }
-func (f *factory) Policy() policy.Interface { return policy.New(f, f.settings.namespace, f.settings.tweak) }
-func (f *factory) Rbac() rbac.Interface     { return rbac.New(f, f.settings.namespace, f.settings.tweak) }
+func (f *factory) Node() node.Interface { return node.New(f, f.settings.namespace, f.settings.tweak) }
+func (f *factory) Policy() policy.Interface {
+	return policy.New(f, f.settings.namespace, f.settings.tweak)
+}
+func (f *factory) Rbac() rbac.Interface { return rbac.New(f, f.settings.namespace, f.settings.tweak) }
 func (f *factory) Resource() resource.Interface {
 	return resource.New(f, f.settings.namespace, f.settings.tweak)
 }

@@ -202,8 +202,8 @@ type controller struct {
 
 var _ toolscache.Controller = controller{}
 
-func (c controller) RunWithContext(ctx context.Context)        { c.kc.RunWithContext(ctx) }
-func (c controller) Run(stopCh <-chan struct{})                { c.kc.Run(stopCh) }
-func (c controller) HasSynced() bool                           { return c.kc.HasSynced() }
-func (c controller) HasSyncedChecker() toolscache.DoneChecker  { return c.kc.HasSyncedChecker() }
-func (c controller) LastSyncResourceVersion() string           { return c.kc.LastSyncResourceVersion() }
+func (c controller) RunWithContext(ctx context.Context)       { c.kc.RunWithContext(ctx) }
+func (c controller) Run(stopCh <-chan struct{})               { c.kc.Run(stopCh) }
+func (c controller) HasSynced() bool                          { return c.kc.HasSynced() }
+func (c controller) HasSyncedChecker() toolscache.DoneChecker { return c.kc.HasSyncedChecker() }
+func (c controller) LastSyncResourceVersion() string          { return c.kc.LastSyncResourceVersion() }
