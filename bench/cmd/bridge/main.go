@@ -2,7 +2,9 @@
 // libbridge workloads (event fan-out to 1 and 10 handlers, List of a synced
 // cache) on a native kcache informer and through the client-go wrapper,
 // alternating within each round, and prints the median of each and the
-// ratio wrapper / native of ns/op (1.00 is free; the target is within 5%).
+// ratio wrapper / native (1.00 is free; the target is within 5%), of wall
+// time and of process CPU time per op. On a loaded machine the wall times
+// swing from round to round; CPU time barely moves, so read that ratio.
 //
 //	go run ./cmd/bridge               # 7 rounds at full sizes, a few minutes
 //	go run ./cmd/bridge -quick        # smoke run
@@ -42,9 +44,10 @@ func main() {
 func run(out, progress io.Writer, sizes harness.Sizes, rounds int) error {
 	libs := []harness.Library{libbridge.Native(), libbridge.Bridge()}
 	fx := harness.NewFixture(sizes)
-	fmt.Fprintf(out, "| workload | %s ns/op | %s ns/op | ratio |\n|---|---|---|---|\n", libs[0].Name, libs[1].Name)
+	fmt.Fprintf(out, "| workload | %[1]s ns/op | %[2]s ns/op | ratio | %[1]s cpu ns/op | %[2]s cpu ns/op | cpu ratio |\n|---|---|---|---|---|---|---|\n",
+		libs[0].Name, libs[1].Name)
 	for i, w0 := range libs[0].Workloads {
-		ns := make([][]float64, len(libs))
+		ns, cpu := make([][]float64, len(libs)), make([][]float64, len(libs))
 		for r := 0; r < rounds; r++ {
 			for l, lib := range libs {
 				b := harness.NewB(sizes.BenchTime)
@@ -55,11 +58,14 @@ func run(out, progress io.Writer, sizes harness.Sizes, rounds int) error {
 				}
 				res := b.Result()
 				ns[l] = append(ns[l], res.NsPerOp)
-				fmt.Fprintf(progress, "%s %s round %d: %.1f ns/op (%.1fs)\n", w0.Name, lib.Name, r+1, res.NsPerOp, time.Since(start).Seconds())
+				cpu[l] = append(cpu[l], res.CPUNsPerOp)
+				fmt.Fprintf(progress, "%s %s round %d: %.1f ns/op, cpu %.1f ns/op (%.1fs)\n",
+					w0.Name, lib.Name, r+1, res.NsPerOp, res.CPUNsPerOp, time.Since(start).Seconds())
 			}
 		}
 		a, b := median(ns[0]), median(ns[1])
-		fmt.Fprintf(out, "| %s | %.1f | %.1f | %.3f |\n", w0.Name, a, b, b/a)
+		ca, cb := median(cpu[0]), median(cpu[1])
+		fmt.Fprintf(out, "| %s | %.1f | %.1f | %.3f | %.1f | %.1f | %.3f |\n", w0.Name, a, b, b/a, ca, cb, cb/ca)
 	}
 	return nil
 }
