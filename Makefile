@@ -2,9 +2,9 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: test lint overlay overlay-test demo examples-test bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak
+.PHONY: test lint overlay overlay-test clientgo-test demo examples-test bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak
 
-test: fmt-check vet lint unit bench-smoke compat examples-test bench-smoke-compare overlay-test integration
+test: fmt-check vet lint unit bench-smoke compat clientgo-test examples-test bench-smoke-compare overlay-test integration
 
 # demo runs the kcache demo against its built-in simulated cluster
 # (no cluster needed). DEMO_DURATION=0 runs it until Ctrl-C.
@@ -52,6 +52,12 @@ overlay-test:
 # compat proves the API against real client-go types (a nested module).
 compat:
 	cd compat && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+# clientgo-test vets and tests clientgo/ (its own module, needs client-go):
+# kcache informers behind client-go's interfaces, for controller-runtime's
+# NewInformer option and generated informer factories.
+clientgo-test:
+	cd clientgo && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # integration runs integration/ (its own module) with -race against a real
 # kube-apiserver + etcd started by kas/: once with the watch cache, once

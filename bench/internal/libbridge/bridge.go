@@ -1,0 +1,188 @@
+// Package libbridge measures what github.com/kcache/cache/clientgo costs:
+// the same informer workloads on a native kcache informer and on the
+// kcache informer presented through client-go's interfaces (what
+// controller-runtime's NewInformer option and the wrapped generated
+// factory hand out). cmd/bridge runs the two alternately and prints the
+// ratio wrapper / native.
+package libbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	kcache "github.com/kcache/cache"
+	"github.com/kcache/cache/bench/internal/harness"
+	"github.com/kcache/cache/clientgo"
+)
+
+// Names of the two libraries in reports.
+const (
+	NativeName = "kcache"
+	BridgeName = "kcache-via-clientgo"
+)
+
+// informer is what the workloads need of either informer.
+type informer interface {
+	RunWithContext(ctx context.Context)
+	list() []interface{}
+}
+
+// builder makes an informer over lw with handlers registered.
+type builder func(lw *harness.FakeLW, handlers []*harness.CountingHandler) (informer, error)
+
+type nativeInformer struct{ kcache.SharedIndexInformer }
+
+func (n nativeInformer) list() []interface{} { return n.GetIndexer().List() }
+
+type bridgeInformer struct{ toolscache.SharedIndexInformer }
+
+func (b bridgeInformer) list() []interface{} { return b.GetIndexer().List() }
+
+func buildNative(lw *harness.FakeLW, handlers []*harness.CountingHandler) (informer, error) {
+	inf := kcache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, kcache.Indexers{kcache.NamespaceIndex: kcache.MetaNamespaceIndexFunc})
+	for _, h := range handlers {
+		if _, err := inf.AddEventHandler(h); err != nil {
+			return nil, fmt.Errorf("add event handler: %w", err)
+		}
+	}
+	return nativeInformer{inf}, nil
+}
+
+func buildBridge(lw *harness.FakeLW, handlers []*harness.CountingHandler) (informer, error) {
+	inf := clientgo.NewSharedIndexInformer(lw, &v1.Pod{}, 0, toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc})
+	for _, h := range handlers {
+		if _, err := inf.AddEventHandler(h); err != nil {
+			return nil, fmt.Errorf("add event handler: %w", err)
+		}
+	}
+	return bridgeInformer{inf}, nil
+}
+
+// Native returns the workloads on a native kcache informer.
+func Native() harness.Library { return library(NativeName, buildNative) }
+
+// Bridge returns the same workloads through the clientgo wrapper.
+func Bridge() harness.Library { return library(BridgeName, buildBridge) }
+
+func library(name string, build builder) harness.Library {
+	return harness.Library{
+		Name: name,
+		Workloads: []harness.Workload{
+			{Name: "Fanout/1handler", Group: harness.GroupInformer, Run: fanout(build, 1)},
+			{Name: "Fanout/10handlers", Group: harness.GroupInformer, Run: fanout(build, 10)},
+			{Name: "Informer/List", Group: harness.GroupLister, Run: list(build)},
+		},
+	}
+}
+
+// lwFor returns a fake ListerWatcher serving the fixture's informer pods.
+func lwFor(fx *harness.Fixture) *harness.FakeLW {
+	pods := fx.InformerPods()
+	return harness.NewFakeLW(harness.Snapshot{
+		Len:  len(pods),
+		RV:   fx.InformerListRV(),
+		Fill: func(dst *v1.Pod, i int) { *dst = *pods[i] },
+	}, true)
+}
+
+// start runs inf until the returned stop is called; stop waits for it.
+func start(ctx context.Context, inf informer) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		inf.RunWithContext(ctx)
+	}()
+	return func() { cancel(); <-done }
+}
+
+// fanout times Sizes.Events Modified events from the first pushed until
+// each of n handlers saw the last version of every pod. One op is one
+// event; events/s is reported.
+func fanout(build builder, n int) func(*harness.B, *harness.Fixture) error {
+	return func(b *harness.B, fx *harness.Fixture) (err error) {
+		ctx, cancel := context.WithTimeout(context.Background(), fx.Sizes.Timeout)
+		defer cancel()
+		events := fx.InformerEvents()
+		finalRV, finals := fx.InformerFinalVersions()
+		hs := make([]*harness.CountingHandler, n)
+		for i := range hs {
+			hs[i] = harness.NewCountingHandler(len(fx.InformerPods()), len(events))
+			hs[i].ExpectFinal(finalRV, finals)
+		}
+		lw := lwFor(fx)
+		inf, err := build(lw, hs)
+		if err != nil {
+			return err
+		}
+		stop := start(ctx, inf)
+		defer stop()
+		for _, h := range hs {
+			if err := h.WaitAdds(ctx); err != nil {
+				return fmt.Errorf("initial sync: %w", err)
+			}
+		}
+		w, err := lw.ReadyWatch(ctx)
+		if err != nil {
+			return fmt.Errorf("wait for watch: %w", err)
+		}
+		runtime.GC()
+		b.ResetTimer()
+		b.StartTimer()
+		fed := make(chan error, 1)
+		go func() {
+			for _, p := range events {
+				if err := w.Send(ctx, watch.Event{Type: watch.Modified, Object: p}); err != nil {
+					fed <- fmt.Errorf("push event: %w", err)
+					return
+				}
+			}
+			fed <- nil
+		}()
+		defer func() {
+			stop()
+			err = errors.Join(err, <-fed)
+		}()
+		for _, h := range hs {
+			if err := h.WaitFinal(ctx); err != nil {
+				return err
+			}
+		}
+		b.StopTimer()
+		b.SetN(len(events))
+		b.ReportMetric("events/s", float64(len(events))/b.Elapsed().Seconds())
+		return nil
+	}
+}
+
+// sink keeps List results alive so the loop is not optimised away.
+var sink int
+
+// list times List of a synced informer's cache of Sizes.InformerPods pods,
+// through GetIndexer.
+func list(build builder) func(*harness.B, *harness.Fixture) error {
+	return func(b *harness.B, fx *harness.Fixture) error {
+		ctx, cancel := context.WithTimeout(context.Background(), fx.Sizes.Timeout)
+		defer cancel()
+		h := harness.NewCountingHandler(len(fx.InformerPods()), 0)
+		inf, err := build(lwFor(fx), []*harness.CountingHandler{h})
+		if err != nil {
+			return err
+		}
+		stop := start(ctx, inf)
+		defer stop()
+		if err := h.WaitAdds(ctx); err != nil {
+			return fmt.Errorf("initial sync: %w", err)
+		}
+		for b.Loop() {
+			sink += len(inf.list())
+		}
+		return nil
+	}
+}
