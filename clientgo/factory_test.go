@@ -67,6 +67,7 @@ func TestFactory_InformersAndListersRunOnKcache(t *testing.T) {
 		},
 		"WrapFactory with a tweak": {
 			build: func(c kubernetes.Interface) (informers.SharedInformerFactory, error) {
+				//lint:ignore SA1019 wrapping a factory built by the deprecated constructor must work too
 				return WrapFactory(informers.NewFilteredSharedInformerFactory(c, 0, "", func(o *metav1.ListOptions) {
 					o.LabelSelector = "app=b"
 				}))
@@ -262,6 +263,7 @@ func TestWrapFactory_Inputs(t *testing.T) {
 	if _, err := WrapFactory(nil); err == nil {
 		t.Error("WrapFactory(nil): no error")
 	}
+	//lint:ignore SA1019 the deprecated constructor is one of the factories whose settings must be read
 	s, err := clientGoFactorySettings(informers.NewFilteredSharedInformerFactory(client, 0, "ns", nil))
 	if err != nil || s.client != kubernetes.Interface(client) || s.namespace != "ns" || s.tweak != nil {
 		t.Errorf("settings = %+v, %v", s, err)

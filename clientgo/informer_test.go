@@ -349,8 +349,8 @@ func TestSetTransform_AppliesToCachedObjects(t *testing.T) {
 // failingLister is a ListerWatcher whose List always fails.
 func failingLister(err error) *toolscache.ListWatch {
 	return &toolscache.ListWatch{
-		ListFunc:  func(metav1.ListOptions) (runtime.Object, error) { return nil, err },
-		WatchFunc: func(metav1.ListOptions) (watch.Interface, error) { return nil, err },
+		ListWithContextFunc:  func(context.Context, metav1.ListOptions) (runtime.Object, error) { return nil, err },
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return nil, err },
 	}
 }
 

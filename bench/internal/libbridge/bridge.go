@@ -162,6 +162,8 @@ func fanout(build builder, n int) func(*harness.B, *harness.Fixture) error {
 }
 
 // sink keeps List results alive so the loop is not optimised away.
+//
+//lint:ignore U1000 a benchmark sink is only ever written
 var sink int
 
 // list times List of a synced informer's cache of Sizes.InformerPods pods,
