@@ -82,33 +82,39 @@ func TestBOneShot(t *testing.T) {
 	retained = nil
 }
 
-// TestBLoopPaysItsShareOfCollections checks that a loop whose allocations
-// reach a quarter of the live heap runs on until it has allocated gcShare
-// live heaps, and that one allocating little stops at the bench time.
-func TestBLoopPaysItsShareOfCollections(t *testing.T) {
-	retained = [][]byte{make([]byte, 8<<20)} // a live heap of about 8 MiB
-	defer func() { retained = nil }()
+// TestBOwesCollections pins the rule that keeps a loop going until it has
+// paid its share of garbage collections, on the figures the rule reads
+// (live heap, bytes allocated, time elapsed, ops so far) rather than on a
+// real loop, whose op count would depend on how busy the machine is.
+func TestBOwesCollections(t *testing.T) {
+	const live = 8 << 20
+	bench := 20 * time.Millisecond
 	tests := []struct {
 		name      string
-		perOp     int
-		wantBytes func(live uint64) (lo, hi uint64)
+		live      uint64
+		allocated uint64
+		elapsed   time.Duration
+		wantOwes  bool
+		wantMore  int64 // iterations still needed, after 10 ops
 	}{
-		{"a heavy allocator goes on to two live heaps", 256 << 10, func(live uint64) (uint64, uint64) { return gcShare * live, 8 * gcShare * live }},
-		{"a light allocator stops at the bench time", 16, func(uint64) (uint64, uint64) { return 0, 4 << 20 }},
+		{"a heavy allocator past its bench time goes on to two live heaps", live, live, bench, true, 10},
+		{"a quarter of the live heap is already heavy", live, live / 4, bench, true, 70},
+		{"less than a quarter is too light to matter", live, live/4 - 1, bench, false, -1},
+		{"two live heaps are the share", live, gcShare * live, bench, false, -1},
+		{"the extension ends at gcShareTime bench times", live, live, gcShareTime * bench, false, -1},
+		{"no live heap measured, no extension", 0, live, bench, false, -1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := NewB(20 * time.Millisecond)
-			var sink []byte
-			for b.Loop() {
-				sink = make([]byte, tc.perOp)
-				time.Sleep(time.Millisecond) // the op being measured
+			b := NewB(bench)
+			b.live, b.bytes, b.i = tc.live, tc.allocated, 10
+			if got := b.owesCollections(tc.elapsed); got != tc.wantOwes {
+				t.Errorf("owesCollections = %v, want %v", got, tc.wantOwes)
 			}
-			_ = sink
-			allocated := uint64(b.Result().BytesPerOp * float64(b.Result().N))
-			lo, hi := tc.wantBytes(b.live)
-			if allocated < lo || allocated > hi {
-				t.Errorf("allocated %d bytes over %d ops with a live heap of %d; want %d..%d", allocated, b.Result().N, b.live, lo, hi)
+			if tc.wantMore >= 0 {
+				if got := b.moreIterations(tc.elapsed); got != tc.wantMore {
+					t.Errorf("moreIterations = %d, want %d", got, tc.wantMore)
+				}
 			}
 		})
 	}
