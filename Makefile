@@ -2,7 +2,7 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: test demo examples-test bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak
+.PHONY: test demo examples-test bench-e2e bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak
 
 test: fmt-check vet unit bench-smoke compat examples-test bench-smoke-compare integration
 
@@ -44,6 +44,13 @@ integration:
 # one-minute smoke run).
 bench-compare:
 	cd bench && $(GO) run ./cmd/compare $(ARGS)
+
+# bench-e2e measures informer memory on a real kube-apiserver (kas/):
+# client-go v0.37.2 against kcache, one child process each, 20,000 realistic
+# pods (ARGS=-n 100000 for the full run, ARGS=-quick for 1,000 pods in a few
+# minutes). It starts kas and stops it after, unless one already runs.
+bench-e2e:
+	GO=$(GO) bench/e2e.sh $(ARGS)
 
 # bench-smoke-compare runs every comparison workload once at tiny sizes.
 bench-smoke-compare:
