@@ -10,8 +10,10 @@ import (
 
 // shareValuesEnv switches on the sharing of equal parts of cached objects
 // (share.go) for every informer of the process when set to a true value.
-// It is off by default: it costs CPU time per object, more than decoding
-// it (see README, "Memory").
+// It is off by default: the walk writes into the objects the ListerWatcher
+// returned, which a fake source may hand to several informers at once
+// (README, "Memory on a real kube-apiserver"). End to end it costs about 5%
+// of an initial sync's CPU time and saves 40% of the heap.
 const shareValuesEnv = "KCACHE_SHARE_VALUES"
 
 // shareValuesEnabled reads shareValuesEnv once.
