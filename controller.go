@@ -526,7 +526,7 @@ func newInformerQueue(logger klog.Logger, objectType any, clientState Store, tra
 		Logger:          &logger,
 		Name:            fmt.Sprintf("RealFIFO %T", objectType),
 		KeyFunction:     MetaNamespaceKeyFunc,
-		Transformer:     transform,
+		Transformer:     withValueSharing(transform, informerSharer()),
 		Identifier:      id,
 		MetricsProvider: metrics,
 	}

@@ -38,6 +38,9 @@ type Library struct {
 	// Memory measures the heap of an informer syncing and relisting; it is
 	// meant to run alone in a fresh process.
 	Memory func(ctx context.Context, cfg MemConfig) (MemResult, error)
+	// E2E runs the end-to-end program shape against a real API server;
+	// it is meant to run alone in a fresh process.
+	E2E func(ctx context.Context, cfg E2EConfig) (E2EResult, error)
 	// Release drops what the workloads keep between runs (a shared,
 	// filled indexer), before the sections that do not use it.
 	Release func()

@@ -50,6 +50,7 @@ func Library() harness.Library {
 			{Name: "WriteRate/10readers", Group: harness.GroupWriteRate, Run: writeRate(10)},
 		},
 		Memory:  memory,
+		E2E:     e2e,
 		Release: releaseSharedIndexer,
 	}
 }

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kcache/cache/bench/internal/e2e"
+	"github.com/kcache/cache/bench/internal/harness"
+)
+
+// childFlag, as the first argument, makes the binary a measured child.
+const childFlag = "-child"
+
+// restConfig reads the kubeconfig and sets what a controller sets: the
+// protobuf encoding and no client-side rate limit.
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
+	}
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cfg.QPS, cfg.Burst = -1, 0
+	return cfg, nil
+}
+
+// childMain runs one library's informer against the server and writes its
+// result as JSON to stdout. It returns the exit code.
+func childMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("child", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	lib := fs.String("lib", "", "library to measure")
+	pods := fs.Int("pods", 0, "pods the server holds")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig")
+	control := fs.String("control", "", "kas control API URL")
+	heapProf := fs.String("heapprofile", "", "heap profile prefix")
+	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
+	verbose := fs.Bool("v", false, "keep klog output")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if !*verbose {
+		quietKlog()
+	}
+	l, ok := library(*lib)
+	if !ok {
+		fmt.Fprintf(stderr, "e2e child: unknown library %q\n", *lib)
+		return 2
+	}
+	res, err := runChild(l, *pods, *kubeconfig, *control, *heapProf, *timeout)
+	if err == nil {
+		err = json.NewEncoder(stdout).Encode(res)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "e2e child %s: %v\n", *lib, err)
+		return 1
+	}
+	return 0
+}
+
+func runChild(l harness.Library, pods int, kubeconfig, control, heapProf string, timeout time.Duration) (harness.E2EResult, error) {
+	cfg, err := restConfig(kubeconfig)
+	if err != nil {
+		return harness.E2EResult{}, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return harness.E2EResult{}, fmt.Errorf("clientset: %w", err)
+	}
+	return l.E2E(context.Background(), harness.E2EConfig{
+		Client:      cs.CoreV1().RESTClient(),
+		Pods:        pods,
+		Relist:      e2e.Relister{Client: cs, ControlURL: control}.Relist,
+		Timeout:     timeout,
+		HeapProfile: heapProf,
+	})
+}
+
+// childBinary returns the binary to run v's child with: this executable
+// when v has no tag, else one built with the tag into dir.
+func childBinary(ctx context.Context, v variant, dir string, progress io.Writer) (string, error) {
+	if v.Tag == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return "", fmt.Errorf("find own executable: %w", err)
+		}
+		return exe, nil
+	}
+	out := filepath.Join(dir, "e2e-"+v.Tag)
+	if _, err := os.Stat(out); err == nil {
+		return out, nil
+	}
+	began := time.Now()
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags", v.Tag, "-o", out, "github.com/kcache/cache/bench/cmd/e2e")
+	cmd.Stdout, cmd.Stderr = progress, progress
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("build child with -tags %s: %w", v.Tag, err)
+	}
+	fmt.Fprintf(progress, "e2e: built the -tags %s child in %.0f s\n", v.Tag, time.Since(began).Seconds())
+	return out, nil
+}
+
+// spawnChild runs v's informer in a fresh process.
+func spawnChild(ctx context.Context, opts options, v variant, bin string, pods int, progress io.Writer) (harness.E2EResult, error) {
+	args := []string{childFlag,
+		"-lib=" + v.Lib,
+		"-pods=" + strconv.Itoa(pods),
+		"-kubeconfig=" + opts.kubeconfig,
+		"-control=" + opts.controlURL,
+		"-timeout=" + opts.timeout.String(),
+		"-v=" + strconv.FormatBool(opts.verbose),
+	}
+	if opts.heapProf != "" {
+		args = append(args, "-heapprofile="+opts.heapProf+"."+v.Name())
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "KCACHE_SHARE_VALUES="+strconv.FormatBool(v.Share))
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, progress
+	if err := cmd.Run(); err != nil {
+		return harness.E2EResult{}, fmt.Errorf("child %s: %w", v.Name(), err)
+	}
+	var res harness.E2EResult
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		return res, fmt.Errorf("child %s: decode result: %w", v.Name(), err)
+	}
+	return res, nil
+}

@@ -1,0 +1,103 @@
+// Command e2e measures the memory of an informer on every pod of a real
+// kube-apiserver (kas/), client-go against kcache, each in its own child
+// process, and prints a markdown table; its last line gives the ratios
+// kcache / client-go. See bench/README.md ("End to end").
+//
+//	kas/run.sh start && . kas/.cache/run/env
+//	cd bench && go run ./cmd/e2e [-n 20000 | -quick]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"k8s.io/klog/v2"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == childFlag {
+		os.Exit(childMain(os.Args[2:], os.Stdout, os.Stderr))
+	}
+	os.Exit(parentMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// options are the parent's flags.
+type options struct {
+	pods       int
+	workers    int
+	kubeconfig string
+	controlURL string
+	timeout    time.Duration
+	heapProf   string
+	verbose    bool
+	variants   []variant
+}
+
+func parseOptions(args []string, stderr io.Writer) (options, error) {
+	fs := flag.NewFlagSet("e2e", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	fs.IntVar(&o.pods, "n", 20_000, "pods in the cluster")
+	quick := fs.Bool("quick", false, "a small run for CI: 1,000 pods, the untagged variants only (no second build)")
+	fs.IntVar(&o.workers, "workers", 8, "concurrent writers creating pods")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the API server (kas)")
+	fs.StringVar(&o.controlURL, "control", os.Getenv("KAS_CONTROL_URL"), "kas control API URL, to restart the API server")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up on a child after this long")
+	fs.StringVar(&o.heapProf, "heapprofile", "", "write heap profiles of each child to PREFIX.LIB[.TAG].{sync,relist}")
+	fs.BoolVar(&o.verbose, "v", false, "keep klog output")
+	only := fs.String("only", "", "comma-separated variants to run (default all: "+variantNames()+")")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if *quick {
+		o.pods = 1_000
+		if *only == "" {
+			*only = "client-go,kcache,kcache+share"
+		}
+	}
+	if o.kubeconfig == "" || o.controlURL == "" {
+		return o, fmt.Errorf("e2e: KUBECONFIG and KAS_CONTROL_URL must be set (kas/run.sh start; . kas/.cache/run/env)")
+	}
+	vs, err := selectVariants(*only)
+	if err != nil {
+		return o, err
+	}
+	o.variants = vs
+	return o, nil
+}
+
+func parentMain(args []string, stdout, stderr io.Writer) int {
+	opts, err := parseOptions(args, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	if !opts.verbose {
+		quietKlog()
+	}
+	ctx := context.Background()
+	results, err := run(ctx, opts, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if err := writeReport(stdout, results); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// quietKlog sends klog's output nowhere: client-go's reflector logs the
+// relist's 410 and the restart's dropped connections.
+func quietKlog() {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("logtostderr", "false")
+	_ = fs.Set("stderrthreshold", "FATAL")
+	klog.SetOutput(io.Discard)
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// row is one line of the table: a label and a figure per result.
+type row struct {
+	label string
+	value func(r result) float64
+	unit  string // "MiB", "B", "s"
+}
+
+var rows = []row{
+	{"pods cached", func(r result) float64 { return float64(r.Pods) }, ""},
+	{"initial sync time", func(r result) float64 { return r.SyncSeconds }, "s"},
+	{"initial sync CPU", func(r result) float64 { return r.SyncCPUSeconds }, "s"},
+	{"process CPU (sync + relist)", func(r result) float64 { return r.CPUSeconds }, "s"},
+	{"peak RSS, initial sync (VmHWM)", func(r result) float64 { return r.SyncPeakRSS }, "MiB"},
+	{"peak heap, initial list", func(r result) float64 { return r.SyncPeakHeap }, "MiB"},
+	{"peak live heap, initial list", func(r result) float64 { return r.SyncPeakLive }, "MiB"},
+	{"steady heap after sync (GC)", func(r result) float64 { return r.SteadyHeap }, "MiB"},
+	{"heap per cached pod", func(r result) float64 { return r.HeapPerPod() }, "B"},
+	{"relist time (incl. API server restart)", func(r result) float64 { return r.RelistSeconds }, "s"},
+	{"relist CPU", func(r result) float64 { return r.RelistCPUSeconds }, "s"},
+	{"peak heap, relist", func(r result) float64 { return r.RelistPeakHeap }, "MiB"},
+	{"peak live heap, relist", func(r result) float64 { return r.RelistPeakLive }, "MiB"},
+	{"peak RSS, relist (VmHWM reset before)", func(r result) float64 { return r.RelistPeakRSS }, "MiB"},
+	{"heap after relist (GC)", func(r result) float64 { return r.AfterRelistHeap }, "MiB"},
+}
+
+func format(v float64, unit string) string {
+	switch unit {
+	case "MiB":
+		return fmt.Sprintf("%.1f MiB", v/(1<<20))
+	case "B":
+		return fmt.Sprintf("%.0f B", v)
+	case "s":
+		return fmt.Sprintf("%.2f s", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// find returns the result of the variant named name.
+func find(results []result, name string) (result, bool) {
+	for _, r := range results {
+		if r.Variant.Name() == name {
+			return r, true
+		}
+	}
+	return result{}, false
+}
+
+// writeReport prints the table, then the ratios, and as its last line the
+// summary of kcache as README tells users to run it for memory (sharing
+// on) against client-go; without a kcache+share result, of kcache's
+// default.
+func writeReport(w io.Writer, results []result) error {
+	var b strings.Builder
+	b.WriteString("\n| | " + names(results) + " |\n|---|" + strings.Repeat("---:|", len(results)) + "\n")
+	for _, r := range rows {
+		b.WriteString("| " + r.label + " |")
+		for _, res := range results {
+			b.WriteString(" " + format(r.value(res), r.unit) + " |")
+		}
+		b.WriteString("\n")
+	}
+	cg, ok := find(results, "client-go")
+	if !ok {
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	b.WriteString("\n")
+	var last result
+	for _, r := range results {
+		if r.Variant.Lib != "kcache" {
+			continue
+		}
+		last = r
+		fmt.Fprintf(&b, "%s: relist peak heap / own steady heap = %.2f (live: %.2f)\n", r.Variant.Name(),
+			ratio(r.RelistPeakHeap, r.SteadyHeap), ratio(r.RelistPeakLive, r.SteadyHeap))
+		if cgt, ok := find(results, "client-go+"+fieldsV1String); ok {
+			fmt.Fprintf(&b, "%s: heap/pod / client-go+%s's = %.2f\n", r.Variant.Name(), fieldsV1String, ratio(r.HeapPerPod(), cgt.HeapPerPod()))
+		}
+		if r.Variant.Tag == "" {
+			b.WriteString(r.Variant.Name() + " vs client-go: " + summary(r, cg) + "\n")
+		}
+	}
+	if kc, ok := find(results, "kcache+share"); ok {
+		last = kc
+	} else if kc, ok := find(results, "kcache"); ok {
+		last = kc
+	}
+	if last.Variant.Lib != "" {
+		b.WriteString("\n" + summary(last, cg) + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func names(results []result) string {
+	n := make([]string, len(results))
+	for k, r := range results {
+		n[k] = r.Variant.Name()
+	}
+	return strings.Join(n, " | ")
+}
+
+// summary is the last line: each figure a ratio kcache / client-go.
+func summary(kc, cg result) string {
+	return fmt.Sprintf("e2e: heap/pod kcache/client-go = %.2f, peak RSS = %.2f, initial-list peak heap = %.2f, relist peak heap = %.2f, sync time = %.2f",
+		ratio(kc.HeapPerPod(), cg.HeapPerPod()),
+		ratio(max(kc.SyncPeakRSS, kc.RelistPeakRSS), max(cg.SyncPeakRSS, cg.RelistPeakRSS)),
+		ratio(kc.SyncPeakHeap, cg.SyncPeakHeap),
+		ratio(kc.RelistPeakHeap, cg.RelistPeakHeap),
+		ratio(kc.SyncSeconds, cg.SyncSeconds))
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}

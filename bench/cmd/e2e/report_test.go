@@ -1,0 +1,73 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kcache/cache/bench/internal/harness"
+)
+
+func res(v variant, pods int, steady, syncPeak, relistPeak, rss, syncSec float64) result {
+	return result{Variant: v, E2EResult: harness.E2EResult{Pods: pods, SteadyHeap: steady, SyncPeakHeap: syncPeak,
+		RelistPeakHeap: relistPeak, SyncPeakRSS: rss, RelistPeakRSS: rss / 2, SyncSeconds: syncSec}}
+}
+
+func TestWriteReport_LastLine(t *testing.T) {
+	cg := res(variant{Lib: "client-go"}, 100, 1000, 2000, 4000, 800, 2)
+	kc := res(variant{Lib: "kcache"}, 100, 900, 1800, 3000, 600, 2)
+	share := res(variant{Lib: "kcache", Share: true}, 100, 400, 1000, 2000, 400, 2.2)
+	tests := []struct {
+		name    string
+		results []result
+		want    string
+	}{
+		{"sharing measured: the last line is kcache+share",
+			[]result{cg, kc, share},
+			"e2e: heap/pod kcache/client-go = 0.40, peak RSS = 0.50, initial-list peak heap = 0.50, relist peak heap = 0.50, sync time = 1.10"},
+		{"default only",
+			[]result{cg, kc},
+			"e2e: heap/pod kcache/client-go = 0.90, peak RSS = 0.75, initial-list peak heap = 0.90, relist peak heap = 0.75, sync time = 1.00"},
+		{"no client-go: no summary",
+			[]result{kc},
+			"| heap after relist (GC) | 0.0 MiB |"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := writeReport(&b, tt.results); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+			if got := lines[len(lines)-1]; got != tt.want {
+				t.Errorf("last line:\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSelectVariants(t *testing.T) {
+	tests := []struct {
+		only    string
+		want    []string
+		wantErr bool
+	}{
+		{"", []string{"client-go", "kcache", "kcache+share", "client-go+fieldsv1string", "kcache+share+fieldsv1string"}, false},
+		{"kcache+share, client-go", []string{"kcache+share", "client-go"}, false},
+		{"nope", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.only, func(t *testing.T) {
+			vs, err := selectVariants(tt.only)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			var got []string
+			for _, v := range vs {
+				got = append(got, v.Name())
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kcache/cache/bench/internal/harness"
+	"github.com/kcache/cache/bench/internal/libclientgo"
+	"github.com/kcache/cache/bench/internal/libkcache"
+)
+
+// variant is one measured column: a library, built with or without
+// apimachinery's fieldsv1string tag.
+type variant struct {
+	Lib string // libclientgo.LibName or libkcache.LibName
+	Tag string // build tag of the child binary, "" for none
+	// Share runs kcache with KCACHE_SHARE_VALUES=true.
+	Share bool
+}
+
+// Name is how the variant is named in flags and reports.
+func (v variant) Name() string {
+	name := v.Lib
+	if v.Share {
+		name += "+share"
+	}
+	if v.Tag != "" {
+		name += "+" + v.Tag
+	}
+	return name
+}
+
+// fieldsV1String is apimachinery's tag that interns managedFields'
+// FieldsV1 through the unique package.
+const fieldsV1String = "fieldsv1string"
+
+// allVariants, in the order they run and are reported.
+var allVariants = []variant{
+	{Lib: libclientgo.LibName},
+	{Lib: libkcache.LibName},
+	{Lib: libkcache.LibName, Share: true},
+	{Lib: libclientgo.LibName, Tag: fieldsV1String},
+	{Lib: libkcache.LibName, Share: true, Tag: fieldsV1String},
+}
+
+func variantNames() string {
+	names := make([]string, len(allVariants))
+	for k, v := range allVariants {
+		names[k] = v.Name()
+	}
+	return strings.Join(names, ",")
+}
+
+// selectVariants parses -only.
+func selectVariants(only string) ([]variant, error) {
+	if only == "" {
+		return allVariants, nil
+	}
+	var out []variant
+	for name := range strings.SplitSeq(only, ",") {
+		found := false
+		for _, v := range allVariants {
+			if v.Name() == strings.TrimSpace(name) {
+				out, found = append(out, v), true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("e2e: unknown variant %q (have %s)", name, variantNames())
+		}
+	}
+	return out, nil
+}
+
+// libraries are the bound workload sets by name.
+func library(name string) (harness.Library, bool) {
+	for _, l := range []harness.Library{libclientgo.Library(), libkcache.Library()} {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	return harness.Library{}, false
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs the end-to-end memory benchmark (bench/cmd/e2e) against a real
+# kube-apiserver + etcd started by kas/ (../kas/run.sh): builds and starts
+# the server, runs `go run ./cmd/e2e "$@"`, and stops the server whatever
+# happens (trap). If a kas of this worktree already runs, it is used and
+# left running.
+#
+#   bench/e2e.sh            # 20,000 pods (the default)
+#   bench/e2e.sh -n 100000  # the full run
+#   bench/e2e.sh -quick     # 1,000 pods, untagged variants only (make test)
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(dirname "$HERE")
+KAS=$ROOT/kas/run.sh
+GO=${GO:-go}
+
+say() { echo "bench-e2e: $*" >&2; }
+
+if "$KAS" status >/dev/null 2>&1; then
+  say "using the running kas"
+else
+  trap '"$KAS" stop >/dev/null 2>&1 || true' EXIT
+  trap '"$KAS" stop >/dev/null 2>&1 || true; exit 130' INT TERM
+  began=$SECONDS
+  if ! "$KAS" start >/dev/null 2>"$ROOT/kas/.cache/e2e-start.log"; then
+    say "FAILED: the API server did not start; see $ROOT/kas/.cache/e2e-start.log and $ROOT/kas/.cache/run/kas.log"
+    exit 1
+  fi
+  say "API server ready in $((SECONDS - began)) s"
+fi
+# shellcheck disable=SC1091
+. "$ROOT/kas/.cache/run/env"
+cd "$HERE" && "$GO" run ./cmd/e2e "$@"

@@ -1,0 +1,63 @@
+package harness
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// E2EConfig configures one end-to-end child: an informer on every pod of a
+// real API server.
+type E2EConfig struct {
+	// Client is the core/v1 REST client the informer lists and watches
+	// pods with.
+	Client rest.Interface
+	// Pods is how many pods the server holds; the child waits for that
+	// many adds, then for that many updates after Relist.
+	Pods int
+	// Relist makes the server expire the informer's watch (410 Gone), so
+	// that the informer lists every pod again.
+	Relist  func(ctx context.Context) error
+	Timeout time.Duration
+	// HeapProfile, when set, is where heap profiles are written (suffixed
+	// .sync and .relist).
+	HeapProfile string
+	// AfterSync, when set, is called with the cache once the informer has
+	// synced and the steady heap is measured: a check or probe of the
+	// objects (the argument is a cache.Indexer of either library).
+	AfterSync func(indexer any) error
+}
+
+// E2EResult is what one end-to-end child measured. Heap figures are bytes
+// above the baseline taken just before the informer started; RSS figures
+// are the process's own (VmHWM).
+type E2EResult struct {
+	Lib  string
+	Pods int // pods cached after the initial sync
+	// SyncSeconds is the wall time from starting the informer to the last
+	// initial add; SyncCPUSeconds the process CPU time spent in it.
+	SyncSeconds, SyncCPUSeconds float64
+	// SyncPeakHeap is the highest HeapInuse sampled during the initial
+	// sync; SyncPeakLive the highest live heap a GC marked.
+	SyncPeakHeap, SyncPeakLive float64
+	// SyncPeakRSS is VmHWM at the end of the initial sync.
+	SyncPeakRSS float64
+	// SteadyHeap is HeapInuse after the sync and two GCs.
+	SteadyHeap float64
+	// Relist figures: the same during the forced relist, from the 410 to
+	// the last update, RSS peak reset just before.
+	RelistSeconds, RelistCPUSeconds float64
+	RelistPeakHeap, RelistPeakLive  float64
+	RelistPeakRSS                   float64
+	AfterRelistHeap                 float64
+	// CPUSeconds is the process CPU time from start to the end of the
+	// relist (client setup included).
+	CPUSeconds float64
+}
+
+// HeapPerPod is the steady heap per cached pod.
+func (r E2EResult) HeapPerPod() float64 { return r.SteadyHeap / float64(max(r.Pods, 1)) }
+
+// ProcessCPU is the user plus system CPU time this process has used.
+func ProcessCPU() time.Duration { return processCPU() }

@@ -1,0 +1,84 @@
+package libclientgo
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	cache "k8s.io/client-go/tools/cache"
+
+	"github.com/kcache/cache/bench/internal/harness"
+)
+
+// e2e is the program shape the end-to-end benchmark measures, the same for
+// both libraries: a shared informer on every pod of a real API server, one
+// index (by namespace) and one handler. It syncs, measures the steady heap,
+// then has the server expire the watch and measures the relist. It should
+// run alone in its process.
+func e2e(ctx context.Context, cfg harness.E2EConfig) (harness.E2EResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	res := harness.E2EResult{Lib: LibName, Pods: cfg.Pods}
+
+	lw := cache.NewListWatchFromClient(cfg.Client, "pods", v1.NamespaceAll, fields.Everything())
+	inf := cache.NewSharedIndexInformer(lw, &v1.Pod{}, 0,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	h := harness.NewCountingHandler(cfg.Pods, cfg.Pods)
+	if _, err := inf.AddEventHandler(h); err != nil {
+		return res, fmt.Errorf("add event handler: %w", err)
+	}
+
+	base := harness.SettledHeap()
+	if err := harness.ResetPeakRSS(); err != nil {
+		return res, err
+	}
+	sampler := harness.StartSampler(samplePeriod)
+	start, cpu0 := time.Now(), harness.ProcessCPU()
+	stop := runInformer(ctx, inf)
+	defer stop()
+	err := h.WaitAdds(ctx)
+	res.SyncSeconds = time.Since(start).Seconds()
+	res.SyncCPUSeconds = (harness.ProcessCPU() - cpu0).Seconds()
+	peak := sampler.Stop()
+	res.SyncPeakRSS = float64(harness.PeakRSS())
+	if err != nil {
+		return res, fmt.Errorf("initial sync: %w", err)
+	}
+	res.SyncPeakHeap, res.SyncPeakLive = above(peak.Inuse, base.Inuse), above(peak.Live, base.Live)
+	res.SteadyHeap = above(harness.SettledHeap().Inuse, base.Inuse)
+	res.Pods = len(inf.GetIndexer().ListKeys())
+	if err := writeHeapProfile(cfg.HeapProfile, ".sync"); err != nil {
+		return res, err
+	}
+	if cfg.AfterSync != nil {
+		if err := cfg.AfterSync(inf.GetIndexer()); err != nil {
+			return res, err
+		}
+	}
+
+	harness.SettledHeap()
+	if err := harness.ResetPeakRSS(); err != nil {
+		return res, err
+	}
+	sampler = harness.StartSampler(samplePeriod)
+	start, cpu0 = time.Now(), harness.ProcessCPU()
+	if err = cfg.Relist(ctx); err == nil {
+		err = h.WaitUpdates(ctx)
+	}
+	res.RelistSeconds = time.Since(start).Seconds()
+	res.RelistCPUSeconds = (harness.ProcessCPU() - cpu0).Seconds()
+	peak = sampler.Stop()
+	res.RelistPeakRSS = float64(harness.PeakRSS())
+	if err != nil {
+		return res, fmt.Errorf("relist: %w", err)
+	}
+	res.RelistPeakHeap, res.RelistPeakLive = above(peak.Inuse, base.Inuse), above(peak.Live, base.Live)
+	res.AfterRelistHeap = above(harness.SettledHeap().Inuse, base.Inuse)
+	res.CPUSeconds = harness.ProcessCPU().Seconds()
+	if err := writeHeapProfile(cfg.HeapProfile, ".relist"); err != nil {
+		return res, err
+	}
+	return res, nil
+}
