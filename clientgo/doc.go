@@ -1,0 +1,33 @@
+// Package clientgo runs client-go code on kcache without touching go.mod:
+// it presents kcache informers through k8s.io/client-go/tools/cache's
+// interfaces.
+//
+// Two entry points cover most controllers:
+//
+//   - NewSharedIndexInformer has the signature of controller-runtime's
+//     cache.Options.NewInformer (and of client-go's constructor), so a
+//     controller-runtime manager builds every informer on kcache with
+//     cache.Options{NewInformer: clientgo.NewSharedIndexInformer}.
+//   - NewSharedInformerFactory (and its Filtered and WithOptions forms, and
+//     WrapFactory) returns client-go's generated informers.SharedInformerFactory
+//     whose informers and listers, factory.Core().V1().Pods().Informer() and
+//     .Lister() included, run on kcache.
+//
+// What crosses the seam: the ListerWatcher is passed as it is (its method
+// sets are the same in both packages); the store and indexer are views of
+// kcache's, nothing is copied; handlers are wrapped once, at registration,
+// and the only per-event work is turning kcache's DeletedFinalStateUnknown
+// into client-go's on OnDelete; registrations, DoneCheckers, the Controller,
+// index and transform functions are converted at the call that passes them.
+// A client-go watch error handler gets a client-go *Reflector that names
+// the same resource (see SetWatchErrorHandler on the returned informer).
+//
+// The generated factory builds informers inside client-go, so the factory
+// wrapper takes the ListerWatcher out of the informer client-go's generated
+// code built (never started) and builds the kcache one from it. client-go
+// has no exported way to do that: it reads two unexported fields through
+// reflection, checked against client-go v0.37.x by this package's tests. If
+// a client-go version changes them, the factory logs an error and keeps
+// client-go's informer for that type, so a program still works, on
+// client-go; Unwrap tells which informers run on kcache.
+package clientgo
