@@ -61,6 +61,7 @@ func run(args []string, w io.Writer) error {
 	}
 	diffs := specs.Compare(runs)
 	printTable(w, vs)
+	printRetried(w, runs)
 	printDiffs(w, runs, diffs)
 	if err := specs.Verdict(runs, diffs); err != nil {
 		return err
@@ -115,22 +116,28 @@ func readVariant(name, dir string) (variantDir, error) {
 }
 
 func printTable(w io.Writer, vs []variantDir) {
-	fmt.Fprintln(w, "| variant | specs passed | failed | skipped | not selected | go tests passed | build | run |")
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Fprintln(w, "| variant | specs passed | failed | skipped | not selected | passed on retry | go tests passed | build | run |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, v := range vs {
 		if v.run.Pending != "" {
-			fmt.Fprintf(w, "| %s | pending: %s | | | | | | |\n", v.run.Variant, v.run.Pending)
+			fmt.Fprintf(w, "| %s | pending: %s | | | | | | | |\n", v.run.Variant, v.run.Pending)
 			continue
 		}
 		c := specs.Count(v.run.Specs)
+		retried := 0
+		for _, s := range v.run.Specs {
+			if s.Retried {
+				retried++
+			}
+		}
 		testsPassed := 0
 		for _, st := range v.run.Tests {
 			if st == specs.Passed {
 				testsPassed++
 			}
 		}
-		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d/%d | %s | %s |\n", v.run.Variant,
-			c[specs.Passed], c[specs.Failed], c[specs.Skipped]+c[specs.Pending], c[specs.Filtered],
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %d/%d | %s | %s |\n", v.run.Variant,
+			c[specs.Passed], c[specs.Failed], c[specs.Skipped]+c[specs.Pending], c[specs.Filtered], retried,
 			testsPassed, len(v.run.Tests), seconds(v.times, "build_s"), seconds(v.times, "run_s"))
 	}
 }
@@ -161,4 +168,17 @@ func printDiffs(w io.Writer, runs []specs.Run, diffs []specs.Difference) {
 			fmt.Fprintln(w, line)
 		}
 	}
+}
+
+// printRetried names the specs that failed once and passed on a retry, so
+// a flaky spec is visible even though it counts as passed.
+func printRetried(w io.Writer, runs []specs.Run) {
+	for _, r := range runs {
+		for _, s := range r.Specs {
+			if s.Retried {
+				fmt.Fprintf(w, "\n%s: passed on retry: %s", r.Variant, s.Name)
+			}
+		}
+	}
+	fmt.Fprintln(w)
 }

@@ -30,6 +30,9 @@ type Spec struct {
 	Name    string // container texts and leaf text joined by " / "
 	State   State
 	Message string // first line of the failure or skip message, if any
+	// Retried is set when the spec passed only on a later attempt (the
+	// suite ran with Ginkgo's flake-attempts).
+	Retried bool
 }
 
 // ginkgoReport is the part of Ginkgo's types.Report this package reads.
@@ -39,6 +42,7 @@ type ginkgoReport struct {
 		LeafNodeType            string
 		LeafNodeText            string
 		State                   string
+		NumAttempts             int
 		Failure                 struct {
 			Message string
 		}
@@ -69,7 +73,8 @@ func ReadGinkgo(r io.Reader) ([]Spec, error) {
 				}
 				name = sr.LeafNodeType
 			}
-			out = append(out, Spec{Name: name, State: state, Message: firstLine(sr.Failure.Message)})
+			out = append(out, Spec{Name: name, State: state, Message: firstLine(sr.Failure.Message),
+				Retried: state == Passed && sr.NumAttempts > 1})
 		}
 	}
 	return out, nil

@@ -16,7 +16,8 @@ func TestReadGinkgo(t *testing.T) {
 			name: "leaf specs by state, setup nodes dropped when they pass",
 			in: `[{"SpecReports":[
 				{"LeafNodeType":"BeforeSuite","State":"passed"},
-				{"ContainerHierarchyTexts":["Cache","as a Reader"],"LeafNodeType":"It","LeafNodeText":"lists pods","State":"passed"},
+				{"ContainerHierarchyTexts":["Cache","as a Reader"],"LeafNodeType":"It","LeafNodeText":"lists pods","State":"passed","NumAttempts":1},
+				{"ContainerHierarchyTexts":["Cache"],"LeafNodeType":"It","LeafNodeText":"flaky","State":"passed","NumAttempts":2},
 				{"ContainerHierarchyTexts":["Cache"],"LeafNodeType":"It","LeafNodeText":"gets","State":"panicked","Failure":{"Message":"boom\nstack"}},
 				{"ContainerHierarchyTexts":["Cache"],"LeafNodeType":"It","LeafNodeText":"not focused","State":"skipped"},
 				{"ContainerHierarchyTexts":["Cache"],"LeafNodeType":"It","LeafNodeText":"user skip","State":"skipped","Failure":{"Message":"needs a node"}},
@@ -24,6 +25,7 @@ func TestReadGinkgo(t *testing.T) {
 			]}]`,
 			want: []Spec{
 				{Name: "Cache / as a Reader / lists pods", State: Passed},
+				{Name: "Cache / flaky", State: Passed, Retried: true},
 				{Name: "Cache / gets", State: Failed, Message: "boom"},
 				{Name: "Cache / not focused", State: Filtered},
 				{Name: "Cache / user skip", State: Skipped, Message: "needs a node"},
