@@ -2,9 +2,9 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: test lint overlay overlay-test clientgo-test demo examples-test bench-e2e bench-e2e-quick bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak
+.PHONY: test lint overlay overlay-test clientgo-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak
 
-test: fmt-check vet lint unit bench-smoke compat clientgo-test examples-test bench-smoke-compare overlay-test integration bench-e2e-quick
+test: fmt-check vet lint unit bench-smoke compat clientgo-test examples-test bench-smoke-compare overlay-test integration ecosystem-smoke bench-e2e-quick
 
 # demo runs the kcache demo against its built-in simulated cluster
 # (no cluster needed). DEMO_DURATION=0 runs it until Ctrl-C.
@@ -18,7 +18,7 @@ examples-test:
 	cd examples && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 fmt-check:
-	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*')); \
+	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path '*/.work/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
 vet:
@@ -65,6 +65,20 @@ clientgo-test:
 # integration/run.sh. The first build of the launcher takes about 10 minutes.
 integration:
 	GO=$(GO) integration/run.sh
+
+# ecosystem runs controller-runtime v0.25.2's whole pkg/cache suite (its
+# own Ginkgo specs, envtest on an existing cluster) against kas three ways:
+# stock client-go, client-go replaced by the kcache overlay, and stock
+# client-go with clientgo.NewSharedIndexInformer as the cache's informer
+# constructor; it fails unless all pass the same specs. See ecosystem/run.sh.
+ecosystem:
+	cd ecosystem && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	GO=$(GO) ecosystem/run.sh whole
+
+# ecosystem-smoke is the same on a named subset of the suite (make test).
+ecosystem-smoke:
+	cd ecosystem && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	GO=$(GO) ecosystem/run.sh smoke
 
 # bench-compare runs the same workloads against client-go v0.37.2 and
 # kcache, alternating rounds in one process, and prints a markdown table of

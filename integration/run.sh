@@ -5,7 +5,11 @@
 #   1. the API server as configured by default (watch cache on): every test;
 #   2. with --watch-cache=false, so that lists and watches reach etcd and a
 #      compaction answers 410 at once: the restart, 410, streaming-list /
-#      pagination and informer-variant tests again.
+#      pagination and informer-variant tests again;
+#   3. adoption/ (a nested module: a sample-controller-style controller and
+#      a controller-runtime manager), built twice against one server: on
+#      stock client-go, then with k8s.io/client-go replaced by the kcache
+#      overlay (make overlay) through a generated -modfile, same tests.
 #
 # Each phase builds the launcher if needed (never with -race), starts it,
 # runs `go test -race`, and stops it; the server is stopped whatever happens
@@ -13,7 +17,7 @@
 # so and where the details are. Exit status: 0 if every phase passed.
 #
 # Environment: GO (default go), INTEGRATION_RUN (a -run regexp to narrow
-# phase 1), INTEGRATION_PHASES (default "1 2").
+# phase 1), INTEGRATION_PHASES (default "1 2 3").
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,7 +25,7 @@ ROOT=$(dirname "$HERE")
 KAS=$ROOT/kas/run.sh
 GO=${GO:-go}
 LOGS=$HERE/.logs
-PHASES=${INTEGRATION_PHASES:-1 2}
+PHASES=${INTEGRATION_PHASES:-1 2 3}
 
 say() { echo "integration: $*" >&2; }
 
@@ -53,6 +57,45 @@ phase() {
   return "$rc"
 }
 
+# adoption_phase runs adoption/'s tests on stock client-go and on the
+# overlay. The overlay build uses adoption/.work/overlay.mod: adoption's
+# go.mod plus one replace of k8s.io/client-go, so both builds share one
+# source tree and differ only in that line.
+adoption_phase() {
+  local began=$SECONDS dir=$HERE/adoption work=$HERE/adoption/.work
+  mkdir -p "$work"
+  if ! make -s -C "$ROOT" overlay DIR="$work/client-go" OVERLAY_FLAGS=-force >"$LOGS/make-overlay.log" 2>&1; then
+    say "FAILED: make overlay, see $LOGS/make-overlay.log"
+    return 1
+  fi
+  cp "$dir/go.mod" "$work/overlay.mod" && cp "$dir/go.sum" "$work/overlay.sum" &&
+    (cd "$dir" && "$GO" mod edit -modfile="$work/overlay.mod" -replace=k8s.io/client-go="$work/client-go") || return 1
+  (cd "$dir" && "$GO" vet ./... && GOFLAGS=-mod=mod "$GO" vet -modfile="$work/overlay.mod" ./...) || return 1
+  local startlog=$LOGS/kas-start-adoption.log
+  if ! "$KAS" start >/dev/null 2>"$startlog"; then
+    say "FAILED: the test API server did not start (phase adoption), see $startlog"
+    server_failed=1
+    return 1
+  fi
+  say "phase adoption: API server ready in $((SECONDS - began)) s; running tests"
+  local rc=0 variant
+  for variant in stock overlay; do
+    local modfile=()
+    [[ $variant == overlay ]] && modfile=(-modfile="$work/overlay.mod")
+    (
+      # shellcheck disable=SC1091
+      . "$ROOT/kas/.cache/run/env"
+      cd "$dir" && KCACHE_ADOPTION_CLIENT_GO=$variant GOFLAGS=-mod=mod \
+        "$GO" test "${modfile[@]}" -race -count=1 -v -timeout 15m . 2>&1 | tee "$LOGS/adoption-$variant.log"
+      exit "${PIPESTATUS[0]}"
+    ) >/dev/null || rc=$?
+    say "phase adoption ($variant client-go): $(grep -E '^(ok|FAIL|---)' "$LOGS/adoption-$variant.log" | tr '\n' ' ')"
+  done
+  stop_server
+  say "phase adoption: $( ((rc == 0)) && echo passed || echo "FAILED (exit $rc)") in $((SECONDS - began)) s; logs: $LOGS/adoption-*.log"
+  return "$rc"
+}
+
 mkdir -p "$LOGS"
 rm -f "$LOGS"/*.log
 (cd "$HERE" && "$GO" vet ./...) || exit 1
@@ -64,6 +107,7 @@ for p in $PHASES; do
     1) phase watch-cache "" "${INTEGRATION_RUN:-.}" ;;
     2) phase no-watch-cache "--watch-cache=false" \
       '^(TestRestartMidChurn|TestMissedDeletesBecomeTombstones|TestWatchListClientGate|TestInformerVariants)$' ;;
+    3) adoption_phase ;;
     *) say "unknown phase $p"; false ;;
   esac
   rc=$?
