@@ -41,7 +41,7 @@ type variantDir struct {
 
 func run(args []string, w io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: specreport VARIANT=DIR...")
+		return errors.New("usage: specreport VARIANT=DIR [VARIANT=DIR ...]")
 	}
 	var vs []variantDir
 	for _, a := range args {
