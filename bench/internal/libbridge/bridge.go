@@ -8,12 +8,9 @@ package libbridge
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"runtime"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	kcache "github.com/kcache/cache"
@@ -106,16 +103,10 @@ func start(ctx context.Context, inf informer) (stop func()) {
 // each of n handlers saw the last version of every pod. One op is one
 // event; events/s is reported.
 func fanout(build builder, n int) func(*harness.B, *harness.Fixture) error {
-	return func(b *harness.B, fx *harness.Fixture) (err error) {
+	return func(b *harness.B, fx *harness.Fixture) error {
 		ctx, cancel := context.WithTimeout(context.Background(), fx.Sizes.Timeout)
 		defer cancel()
-		events := fx.InformerEvents()
-		finalRV, finals := fx.InformerFinalVersions()
-		hs := make([]*harness.CountingHandler, n)
-		for i := range hs {
-			hs[i] = harness.NewCountingHandler(len(fx.InformerPods()), len(events))
-			hs[i].ExpectFinal(finalRV, finals)
-		}
+		hs := harness.NewFanoutHandlers(fx, n)
 		lw := lwFor(fx)
 		inf, err := build(lw, hs)
 		if err != nil {
@@ -123,41 +114,7 @@ func fanout(build builder, n int) func(*harness.B, *harness.Fixture) error {
 		}
 		stop := start(ctx, inf)
 		defer stop()
-		for _, h := range hs {
-			if err := h.WaitAdds(ctx); err != nil {
-				return fmt.Errorf("initial sync: %w", err)
-			}
-		}
-		w, err := lw.ReadyWatch(ctx)
-		if err != nil {
-			return fmt.Errorf("wait for watch: %w", err)
-		}
-		runtime.GC()
-		b.ResetTimer()
-		b.StartTimer()
-		fed := make(chan error, 1)
-		go func() {
-			for _, p := range events {
-				if err := w.Send(ctx, watch.Event{Type: watch.Modified, Object: p}); err != nil {
-					fed <- fmt.Errorf("push event: %w", err)
-					return
-				}
-			}
-			fed <- nil
-		}()
-		defer func() {
-			stop()
-			err = errors.Join(err, <-fed)
-		}()
-		for _, h := range hs {
-			if err := h.WaitFinal(ctx); err != nil {
-				return err
-			}
-		}
-		b.StopTimer()
-		b.SetN(len(events))
-		b.ReportMetric("events/s", float64(len(events))/b.Elapsed().Seconds())
-		return nil
+		return harness.TimeFanout(ctx, b, fx, lw, hs, stop)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -57,67 +56,17 @@ func runInformer(ctx context.Context, inf cache.SharedIndexInformer) (stop func(
 // update per event: a library that merged or lost any fails the run. One
 // op is one event.
 func informerEvents(handlers int) func(*harness.B, *harness.Fixture) error {
-	return func(b *harness.B, fx *harness.Fixture) (err error) {
+	return func(b *harness.B, fx *harness.Fixture) error {
 		ctx, cancel := context.WithTimeout(context.Background(), fx.Sizes.Timeout)
 		defer cancel()
-		events := fx.InformerEvents()
-		finalRV, finals := fx.InformerFinalVersions()
-		hs := make([]*harness.CountingHandler, handlers)
-		for i := range hs {
-			hs[i] = harness.NewCountingHandler(len(fx.InformerPods()), len(events))
-			hs[i].ExpectFinal(finalRV, finals)
-		}
+		hs := harness.NewFanoutHandlers(fx, handlers)
 		inf, lw, err := newInformer(fx, hs...)
 		if err != nil {
 			return err
 		}
 		stop := runInformer(ctx, inf)
 		defer stop()
-		for _, h := range hs {
-			if err := h.WaitAdds(ctx); err != nil {
-				return fmt.Errorf("initial sync: %w", err)
-			}
-		}
-		w, err := lw.ReadyWatch(ctx)
-		if err != nil {
-			return fmt.Errorf("wait for watch: %w", err)
-		}
-		runtime.GC()
-		b.ResetTimer()
-		b.StartTimer()
-		fed := make(chan error, 1)
-		go func() {
-			for _, p := range events {
-				if err := w.Send(ctx, watch.Event{Type: watch.Modified, Object: p}); err != nil {
-					fed <- fmt.Errorf("push event: %w", err)
-					return
-				}
-			}
-			fed <- nil
-		}()
-		defer func() {
-			stop()
-			err = errors.Join(err, <-fed)
-		}()
-		for _, h := range hs {
-			if err := h.WaitFinal(ctx); err != nil {
-				return err
-			}
-		}
-		b.StopTimer()
-		b.SetN(len(events))
-		b.ReportMetric("events/s", float64(len(events))/b.Elapsed().Seconds())
-		// Each pod's last version is its last notification, so nothing
-		// more can come to any handler: count what each received.
-		least := int64(math.MaxInt64)
-		for i, h := range hs {
-			if err := h.CheckDelivered(len(fx.InformerPods()), len(events)); err != nil {
-				return fmt.Errorf("handler %d of %d: %w", i+1, len(hs), err)
-			}
-			least = min(least, h.Delivered())
-		}
-		b.ReportMetric("delivered", float64(least))
-		return nil
+		return harness.TimeFanout(ctx, b, fx, lw, hs, stop)
 	}
 }
 

@@ -1,0 +1,80 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// NewFanoutHandlers returns n counting handlers that expect one add per
+// informer pod, one update per informer event, and each pod's final
+// version.
+func NewFanoutHandlers(fx *Fixture, n int) []*CountingHandler {
+	finalRV, finals := fx.InformerFinalVersions()
+	hs := make([]*CountingHandler, n)
+	for i := range hs {
+		hs[i] = NewCountingHandler(len(fx.InformerPods()), len(fx.InformerEvents()))
+		hs[i].ExpectFinal(finalRV, finals)
+	}
+	return hs
+}
+
+// TimeFanout measures the fan-out workload on an informer that is already
+// running over lw and feeds hs, and whose stop function is stop: it waits
+// for the initial sync, then times the fixture's Modified events from the
+// first pushed until every handler saw each pod's last version, reports
+// events/s and the fewest notifications a handler received, and fails if
+// any handler missed one. Every library's driver shares it, so all are
+// timed and counted alike.
+func TimeFanout(ctx context.Context, b *B, fx *Fixture, lw *FakeLW, hs []*CountingHandler, stop func()) (err error) {
+	events := fx.InformerEvents()
+	for _, h := range hs {
+		if err := h.WaitAdds(ctx); err != nil {
+			return fmt.Errorf("initial sync: %w", err)
+		}
+	}
+	w, err := lw.ReadyWatch(ctx)
+	if err != nil {
+		return fmt.Errorf("wait for watch: %w", err)
+	}
+	runtime.GC()
+	b.ResetTimer()
+	b.StartTimer()
+	fed := make(chan error, 1)
+	go func() {
+		for _, p := range events {
+			if err := w.Send(ctx, watch.Event{Type: watch.Modified, Object: p}); err != nil {
+				fed <- fmt.Errorf("push event: %w", err)
+				return
+			}
+		}
+		fed <- nil
+	}()
+	defer func() {
+		stop()
+		err = errors.Join(err, <-fed)
+	}()
+	for _, h := range hs {
+		if err := h.WaitFinal(ctx); err != nil {
+			return err
+		}
+	}
+	b.StopTimer()
+	b.SetN(len(events))
+	b.ReportMetric("events/s", float64(len(events))/b.Elapsed().Seconds())
+	// Each pod's last version is its last notification, so nothing more
+	// can come to any handler: count what each received.
+	least := int64(math.MaxInt64)
+	for i, h := range hs {
+		if err := h.CheckDelivered(len(fx.InformerPods()), len(events)); err != nil {
+			return fmt.Errorf("handler %d of %d: %w", i+1, len(hs), err)
+		}
+		least = min(least, h.Delivered())
+	}
+	b.ReportMetric("delivered", float64(least))
+	return nil
+}
