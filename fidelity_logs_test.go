@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -138,16 +139,17 @@ func TestLogLines(t *testing.T) {
 			run: func(t *testing.T, logger klog.Logger) {
 				src := framework.NewFakeControllerSource()
 				defer src.Shutdown()
-				r := NewReflector(pagedOnly{src}, &v1.Pod{}, NewStore(MetaNamespaceKeyFunc), 0)
+				store := &replaceSignalStore{Store: NewStore(MetaNamespaceKeyFunc), replaced: make(chan struct{})}
+				r := NewReflector(pagedOnly{src}, &v1.Pod{}, store, 0)
 				ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
 				done := make(chan struct{})
 				go func() {
 					defer close(done)
 					r.RunWithContext(ctx)
 				}()
-				for r.LastSyncResourceVersion() == "" {
-					time.Sleep(time.Millisecond)
-				}
+				// The reflector logs "Caches populated" after the Replace on
+				// its way back, whether or not the context is canceled by then.
+				<-store.replaced
 				cancel()
 				<-done
 			},
@@ -200,4 +202,16 @@ func TestLogLines(t *testing.T) {
 			}
 		})
 	}
+}
+
+// replaceSignalStore is a Store that closes replaced after its first Replace.
+type replaceSignalStore struct {
+	Store
+	once     sync.Once
+	replaced chan struct{}
+}
+
+func (s *replaceSignalStore) Replace(list []interface{}, rv string) error {
+	defer s.once.Do(func() { close(s.replaced) })
+	return s.Store.Replace(list, rv)
 }
