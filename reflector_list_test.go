@@ -1,0 +1,442 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// ---- listing ----
+
+func TestReflector_ListsFromWatchCacheThenWatchesFromTheListsVersion(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rfSetup(t, false)
+		stream := newRFStream(false, rfEvent(watch.Added, rfPod("c", "11")))
+		lw := &rfLW{
+			listFn:  rfLists(rfReply{obj: rfPodList("10", "", rfPod("a", "5"), rfPod("b", "7"))}),
+			watchFn: rfWatches(rfWatchReply{stream: stream}),
+		}
+		store := newRFStore()
+		r := NewReflector(lw, &v1.Pod{}, store, 0)
+		stop := rfRun(r)
+		synctest.Wait()
+		if err := stop(); err != nil {
+			t.Fatalf("ListAndWatch: %v", err)
+		}
+		wantCalls := []rfCall{
+			{Verb: "list", Opts: metav1.ListOptions{ResourceVersion: "0", Limit: 500}},
+			{Verb: "watch", Opts: metav1.ListOptions{ResourceVersion: "10", AllowWatchBookmarks: true}},
+		}
+		if diff := cmp.Diff(wantCalls, lw.recorded()); diff != "" {
+			t.Errorf("requests (-want +got):\n%s", diff)
+		}
+		wantOps := []string{"replace@10 [a@5 b@7]", "add c@11"}
+		if diff := cmp.Diff(wantOps, store.recorded()); diff != "" {
+			t.Errorf("store calls (-want +got):\n%s", diff)
+		}
+		if got := r.LastSyncResourceVersion(); got != "11" {
+			t.Errorf("LastSyncResourceVersion() = %q, want 11", got)
+		}
+		if !stream.isStopped() {
+			t.Error("the watch stream was not stopped")
+		}
+	})
+}
+
+// rfPager serves 10 pods in pages of options.Limit (or all at once when
+// Limit is 0), with continue tokens naming the next offset.
+func rfPager(rv string) func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+	return func(_ context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		var pods []*v1.Pod
+		for i := range 10 {
+			pods = append(pods, rfPod(fmt.Sprintf("p%d", i), fmt.Sprint(i+1)))
+		}
+		from := 0
+		if opts.Continue != "" {
+			fmt.Sscanf(opts.Continue, "offset-%d", &from)
+		}
+		to := len(pods)
+		if opts.Limit > 0 && from+int(opts.Limit) < to {
+			to = from + int(opts.Limit)
+		}
+		cont := ""
+		if to < len(pods) {
+			cont = fmt.Sprintf("offset-%d", to)
+		}
+		return rfPodList(rv, cont, pods[from:to]...), nil
+	}
+}
+
+func TestReflector_ChoosesPageSizeLikeTheReference(t *testing.T) {
+	cases := map[string]struct {
+		pageSize  int64
+		knownRV   string
+		wantLists []metav1.ListOptions
+	}{
+		"explicit page size pages from a known version": {
+			pageSize: 4, knownRV: "10",
+			wantLists: []metav1.ListOptions{
+				{ResourceVersion: "10", Limit: 4},
+				{Continue: "offset-4", Limit: 4},
+				{Continue: "offset-8", Limit: 4},
+			},
+		},
+		"default chunks from the watch cache": {
+			wantLists: []metav1.ListOptions{{ResourceVersion: "0", Limit: 500}},
+		},
+		"no paging from a known version": {
+			knownRV:   "10",
+			wantLists: []metav1.ListOptions{{ResourceVersion: "10"}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rfSetup(t, false)
+				lw := &rfLW{listFn: rfPager("20"), watchFn: rfWatches()}
+				store := newRFStore()
+				r := NewReflector(lw, &v1.Pod{}, store, 0)
+				r.WatchListPageSize = tc.pageSize
+				r.setLastSyncResourceVersion(tc.knownRV)
+				stop := rfRun(r)
+				synctest.Wait()
+				if err := stop(); err != nil {
+					t.Fatalf("ListAndWatch: %v", err)
+				}
+				var lists []metav1.ListOptions
+				for _, c := range lw.recorded() {
+					if c.Verb == "list" {
+						lists = append(lists, c.Opts)
+					}
+				}
+				if diff := cmp.Diff(tc.wantLists, lists); diff != "" {
+					t.Errorf("list requests (-want +got):\n%s", diff)
+				}
+				if n := len(store.content()); n != 10 {
+					t.Errorf("store holds %d objects, want 10", n)
+				}
+			})
+		})
+	}
+}
+
+func TestReflector_KeepsPagingOnceTheWatchCacheListWasPaged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rfSetup(t, false)
+		lw := &rfLW{listFn: rfPager("20"), watchFn: rfWatches()}
+		r := NewReflector(lw, &v1.Pod{}, newRFStore(), 0)
+		// The server pages even the "0" list: the watch cache is off.
+		r.WatchListPageSize = 0
+		lw.listFn = func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			opts.Limit = 6
+			return rfPager("20")(ctx, opts)
+		}
+		for range 2 {
+			stop := rfRun(r)
+			synctest.Wait()
+			if err := stop(); err != nil {
+				t.Fatalf("ListAndWatch: %v", err)
+			}
+		}
+		var lists []metav1.ListOptions
+		for _, c := range lw.recorded() {
+			if c.Verb == "list" {
+				lists = append(lists, c.Opts)
+			}
+		}
+		want := []metav1.ListOptions{
+			{ResourceVersion: "0", Limit: 500},
+			{Continue: "offset-6", Limit: 500},
+			{ResourceVersion: "20", Limit: 500},
+			{Continue: "offset-6", Limit: 500},
+		}
+		if diff := cmp.Diff(want, lists); diff != "" {
+			t.Errorf("list requests (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestReflector_ExpiredContinueTokenRelistsWholeAtTheSameVersion(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rfSetup(t, false)
+		expired := apierrors.NewResourceExpired("continue token expired")
+		lw := &rfLW{watchFn: rfWatches()}
+		lw.listFn = func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			switch {
+			case opts.ResourceVersion == "0":
+				return rfPodList("10", "", rfPod("a", "1")), nil
+			case opts.Continue != "":
+				return nil, expired
+			case opts.ResourceVersion == "10" && opts.Limit == 4:
+				return rfPodList("11", "c1", rfPod("a", "1")), nil
+			case opts.ResourceVersion == "10" && opts.Limit == 0:
+				return rfPodList("11", "", rfPod("a", "1"), rfPod("b", "2")), nil
+			}
+			return nil, fmt.Errorf("unexpected list %+v", opts)
+		}
+		store := newRFStore()
+		r := NewReflector(lw, &v1.Pod{}, store, 0)
+		r.WatchListPageSize = 4
+		for range 2 {
+			stop := rfRun(r)
+			synctest.Wait()
+			if err := stop(); err != nil {
+				t.Fatalf("ListAndWatch: %v", err)
+			}
+		}
+		var lists []metav1.ListOptions
+		for _, c := range lw.recorded() {
+			if c.Verb == "list" {
+				lists = append(lists, c.Opts)
+			}
+		}
+		want := []metav1.ListOptions{
+			{ResourceVersion: "0", Limit: 4},
+			{ResourceVersion: "10", Limit: 4},
+			{Continue: "c1", Limit: 4},
+			{ResourceVersion: "10"},
+		}
+		if diff := cmp.Diff(want, lists); diff != "" {
+			t.Errorf("list requests (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"a@1", "b@2"}, store.content()); diff != "" {
+			t.Errorf("store content (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestReflector_UnavailableVersionOnListRelistsFromNewest(t *testing.T) {
+	tooLargeCause := apierrors.NewTimeoutError("too large resource version", 1)
+	tooLargeCause.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge}}
+	tooLargeOldCause := apierrors.NewTimeoutError("too large resource version", 1)
+	tooLargeOldCause.ErrStatus.Details.Causes = []metav1.StatusCause{{Message: "Too large resource version"}}
+	cases := map[string]error{
+		"410 expired":                     apierrors.NewResourceExpired("too old"),
+		"410 gone":                        goneError("too old"),
+		"too large, structured cause":     tooLargeCause,
+		"too large, cause message":        tooLargeOldCause,
+		"too large, status message (old)": apierrors.NewTimeoutError("Too large resource version", 1),
+	}
+	for name, unavailable := range cases {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rfSetup(t, false)
+				lw := &rfLW{watchFn: rfWatches()}
+				lw.listFn = func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+					switch opts.ResourceVersion {
+					case "0":
+						return rfPodList("10", "", rfPod("a", "1")), nil
+					case "10":
+						return nil, unavailable
+					case "", "20":
+						return rfPodList("20", "", rfPod("a", "1"), rfPod("b", "15")), nil
+					}
+					return nil, fmt.Errorf("unexpected list %+v", opts)
+				}
+				r := NewReflector(lw, &v1.Pod{}, newRFStore(), 0)
+				for range 3 {
+					stop := rfRun(r)
+					synctest.Wait()
+					if err := stop(); err != nil {
+						t.Fatalf("ListAndWatch: %v", err)
+					}
+				}
+				var rvs []string
+				for _, c := range lw.recorded() {
+					if c.Verb == "list" {
+						rvs = append(rvs, c.Opts.ResourceVersion)
+					}
+				}
+				// The third cycle lists from the version the second reached:
+				// a successful list ends the "unavailable" condition.
+				want := []string{"0", "10", "", "20"}
+				if diff := cmp.Diff(want, rvs); diff != "" {
+					t.Errorf("list resource versions (-want +got):\n%s", diff)
+				}
+			})
+		})
+	}
+}
+
+func TestReflector_ListFailuresEndTheCycleWithAnError(t *testing.T) {
+	listErr := errors.New("server on fire")
+	cases := map[string]struct {
+		reply     rfReply
+		replace   error
+		wantIs    error
+		wantInErr string
+	}{
+		"list error is wrapped": {reply: rfReply{err: listErr}, wantIs: listErr},
+		"not a list":            {reply: rfReply{obj: rfPod("a", "1")}, wantInErr: "unable to understand list result &v1.Pod{"},
+		"a list of tables":      {reply: rfReply{obj: rfTableList()}, wantInErr: "unsupported list gvk"},
+		// client-go formats the store's error with %v: it is not wrapped.
+		"store refuses the list": {reply: rfReply{obj: rfPodList("1", "")}, replace: listErr, wantInErr: "unable to sync list result: server on fire"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rfSetup(t, false)
+				lw := &rfLW{listFn: rfLists(tc.reply)}
+				store := newRFStore()
+				store.replaceErr = tc.replace
+				r := NewReflector(lw, &v1.Pod{}, store, 0)
+				err := r.ListAndWatchWithContext(context.Background())
+				if err == nil {
+					t.Fatal("ListAndWatch succeeded, want an error")
+				}
+				if tc.wantIs != nil && !errors.Is(err, tc.wantIs) {
+					t.Errorf("error %v does not wrap %v", err, tc.wantIs)
+				}
+				if !strings.Contains(err.Error(), tc.wantInErr) {
+					t.Errorf("error %q does not mention %q", err, tc.wantInErr)
+				}
+				for _, c := range lw.recorded() {
+					if c.Verb == "watch" {
+						t.Errorf("watched after a failed list: %+v", c)
+					}
+				}
+			})
+		})
+	}
+}
+
+// rfTableList is the unstructured Table a server returns when asked for one.
+func rfTableList() *unstructured.UnstructuredList {
+	l := &unstructured.UnstructuredList{Object: map[string]interface{}{}}
+	l.SetGroupVersionKind(metav1.SchemeGroupVersion.WithKind("Table"))
+	l.SetResourceVersion("1")
+	return l
+}
+
+func TestReflector_StoredObjectsDoNotPointIntoTheListResponse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rfSetup(t, false)
+		list := rfPodList("10", "", rfPod("a", "1"), rfPod("b", "2"))
+		lw := &rfLW{listFn: rfLists(rfReply{obj: list}), watchFn: rfWatches()}
+		store := newRFStore()
+		r := NewReflector(lw, &v1.Pod{}, store, 0)
+		stop := rfRun(r)
+		synctest.Wait()
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range list.Items {
+			stored := store.items["ns/"+list.Items[i].Name].(*v1.Pod)
+			if stored == &list.Items[i] {
+				t.Errorf("stored %s points into the list's item array", stored.Name)
+			}
+		}
+	})
+}
+
+// rfPanicCases are user code that panics inside a list-and-watch cycle.
+func rfPanicCases() map[string]struct {
+	lw        *rfLW
+	store     ReflectorStore
+	wantPanic string
+} {
+	return map[string]struct {
+		lw        *rfLW
+		store     ReflectorStore
+		wantPanic string
+	}{
+		"list panics": {
+			lw:        &rfLW{listFn: func(context.Context, metav1.ListOptions) (runtime.Object, error) { panic("boom") }},
+			store:     newRFStore(),
+			wantPanic: "boom",
+		},
+		"store Replace panics": {
+			lw:        &rfLW{listFn: rfLists(rfReply{obj: rfPodList("1", "")})},
+			store:     rfPanickingStore{newRFStore()},
+			wantPanic: "replace boom",
+		},
+		"watch panics": {
+			lw: &rfLW{
+				listFn:  rfLists(rfReply{obj: rfPodList("1", "")}),
+				watchFn: func(context.Context, metav1.ListOptions) (watch.Interface, error) { panic("boom") },
+			},
+			store:     newRFStore(),
+			wantPanic: "boom",
+		},
+	}
+}
+
+// ListAndWatch does not recover panics in user code, as in client-go: the
+// panic reaches its caller, a list's from the goroutine that ran it.
+func TestReflector_ListAndWatchPassesPanicsOn(t *testing.T) {
+	for name, tc := range rfPanicCases() {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rfSetup(t, false)
+				r := NewReflector(tc.lw, &v1.Pod{}, tc.store, 0)
+				p := capturePanic(func() { _ = r.ListAndWatchWithContext(context.Background()) })
+				if fmt.Sprint(p) != tc.wantPanic {
+					t.Errorf("ListAndWatch panicked with %v, want %q", p, tc.wantPanic)
+				}
+			})
+		})
+	}
+}
+
+// Run handles a cycle's panic with utilruntime.HandleCrashWithContext, as
+// client-go's wait.BackoffUntil does: by default (ReallyCrash) the panic
+// leaves Run; with ReallyCrash false Run backs off and tries again.
+func TestReflector_RunHandlesPanicsLikeClientGo(t *testing.T) {
+	for name := range rfPanicCases() {
+		t.Run(name+"/ReallyCrash", func(t *testing.T) {
+			tc := rfPanicCases()[name]
+			synctest.Test(t, func(t *testing.T) {
+				rfSetup(t, false)
+				r := NewReflector(tc.lw, &v1.Pod{}, tc.store, 0)
+				p := capturePanic(func() { r.RunWithContext(context.Background()) })
+				if fmt.Sprint(p) != tc.wantPanic {
+					t.Errorf("Run panicked with %v, want %q", p, tc.wantPanic)
+				}
+			})
+		})
+		t.Run(name+"/keep serving", func(t *testing.T) {
+			tc := rfPanicCases()[name]
+			panics := keepServing(t)
+			synctest.Test(t, func(t *testing.T) {
+				rfSetup(t, false)
+				r := NewReflector(tc.lw, &v1.Pod{}, tc.store, 0)
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					r.RunWithContext(ctx)
+				}()
+				time.Sleep(time.Minute)
+				synctest.Wait()
+				cancel()
+				<-done
+				got := panics.all()
+				if len(got) == 0 {
+					t.Fatal("panic handlers saw nothing")
+				}
+				for _, v := range got {
+					if v != tc.wantPanic {
+						t.Errorf("panic handlers saw %q, want %q", v, tc.wantPanic)
+					}
+				}
+			})
+		})
+	}
+}
+
+// rfPanickingStore panics in Replace.
+type rfPanickingStore struct{ *rfStore }
+
+func (rfPanickingStore) Replace([]interface{}, string) error { panic("replace boom") }
