@@ -28,10 +28,11 @@ import (
 // and checks that each case has a clear error or a documented outcome, that
 // nothing panics, and that the informer keeps serving what it can.
 
-// badWait polls cond until it holds, failing the test after ten seconds.
+// badWait polls cond until it holds, failing the test after
+// wait.ForeverTestTimeout: a guard against hangs, not a speed bound.
 func badWait(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 2*time.Millisecond, 10*time.Second, true,
+	err := wait.PollUntilContextTimeout(context.Background(), 2*time.Millisecond, wait.ForeverTestTimeout, true,
 		func(context.Context) (bool, error) { return cond(), nil })
 	if err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
@@ -684,7 +685,7 @@ func TestBadInput_ClosedQueues(t *testing.T) {
 			cancel()
 			select {
 			case <-done:
-			case <-time.After(10 * time.Second):
+			case <-time.After(wait.ForeverTestTimeout):
 				t.Fatal("the controller did not stop")
 			}
 		})
@@ -740,7 +741,7 @@ func TestBadInput_Lifecycle(t *testing.T) {
 			select {
 			case <-done:
 				return nil
-			case <-time.After(10 * time.Second):
+			case <-time.After(wait.ForeverTestTimeout):
 				return errors.New("a second Run did not return")
 			}
 		}, ""},
@@ -773,7 +774,7 @@ func TestBadInput_RunWithAStopChannelAlreadyClosed(t *testing.T) {
 	go func() { defer close(done); inf.Run(stop) }()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(wait.ForeverTestTimeout):
 		t.Fatal("Run with a closed stop channel did not return")
 	}
 	if !inf.IsStopped() {
