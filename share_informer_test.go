@@ -4,9 +4,11 @@ import (
 	"errors"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 )
 
@@ -35,17 +37,24 @@ func TestWithValueSharing(t *testing.T) {
 			}
 			a, b := sharePod(1, 1), sharePod(1, 2)
 			want := b.DeepCopy()
-			if _, err := tf(a); !errors.Is(err, tt.wantErr) {
-				t.Fatalf("err = %v, want %v", err, tt.wantErr)
-			}
-			out, err := tf(b)
+			outA, err := tf(a)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
-			if err == nil && !reflect.DeepEqual(out, want) {
-				t.Error("the transformed object differs from its input")
+			outB, err := tf(b)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
-			if got := sameMap(a.Labels, b.Labels); got != tt.wantShare {
+			if err != nil {
+				return
+			}
+			if !reflect.DeepEqual(outB, want) || !reflect.DeepEqual(b, want) {
+				t.Error("the transformed object or its input differs from the input as given")
+			}
+			if sameMap(a.Labels, b.Labels) {
+				t.Error("the inputs' labels were made one: an input was written")
+			}
+			if got := sameMap(outA.(*v1.Pod).Labels, outB.(*v1.Pod).Labels); got != tt.wantShare {
 				t.Errorf("labels shared = %v, want %v", got, tt.wantShare)
 			}
 		})
@@ -90,5 +99,100 @@ func TestValueSharer_MutationDetector(t *testing.T) {
 				t.Errorf("report %q does not list both pods sharing the labels", report)
 			}
 		})
+	}
+}
+
+// Two informers' transforms fed the same object pointers at once, while
+// others read those objects: the inputs are never written (the race
+// detector would see it), each cached object is deep-equal to its input,
+// and equal parts of the two informers' objects are one.
+func TestShareCopy_SameInputsConcurrently(t *testing.T) {
+	const n = 50
+	inputs := make([]*v1.Pod, n)
+	wants := make([]*v1.Pod, n)
+	for i := range inputs {
+		inputs[i] = sharePod(i%5, i)
+		wants[i] = inputs[i].DeepCopy()
+	}
+	sharer := newValueSharer()
+	outs := [2][]*v1.Pod{make([]*v1.Pod, n), make([]*v1.Pod, n)}
+	var wg sync.WaitGroup
+	for inf := range outs {
+		tf := withValueSharing(nil, sharer)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, in := range inputs {
+				out, err := tf(in)
+				if err != nil {
+					t.Errorf("transform: %v", err)
+					return
+				}
+				outs[inf][i] = out.(*v1.Pod)
+			}
+		}()
+	}
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, in := range inputs {
+				if !reflect.DeepEqual(in, wants[i]) {
+					t.Errorf("input %d changed while read", i)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range inputs {
+		for inf := range outs {
+			if outs[inf][i] == inputs[i] {
+				t.Fatalf("informer %d keeps input %d itself", inf, i)
+			}
+			if !reflect.DeepEqual(outs[inf][i], wants[i]) {
+				t.Errorf("informer %d's object %d differs from its input", inf, i)
+			}
+		}
+		if !reflect.DeepEqual(inputs[i], wants[i]) {
+			t.Errorf("input %d was modified", i)
+		}
+	}
+	if !sameMap(outs[0][0].Labels, outs[1][5].Labels) {
+		t.Error("equal labels of the two informers' objects are not one")
+	}
+}
+
+// A DeepCopy of a cached, shared object is its own: modifying it changes
+// no cached object.
+func TestShareCopy_DeepCopyIndependent(t *testing.T) {
+	sharer := newValueSharer()
+	a := shareCopy(sharer, sharePod(1, 1)).(*v1.Pod)
+	b := shareCopy(sharer, sharePod(1, 2)).(*v1.Pod)
+	if !sameMap(a.Labels, b.Labels) {
+		t.Fatal("labels not shared; the test proves nothing")
+	}
+	wantA, wantB := a.DeepCopy(), b.DeepCopy()
+	c := a.DeepCopy()
+	c.Labels["tier"] = "db"
+	c.Spec.Containers[0].Env[0].Value = "changed"
+	c.Spec.Containers[0].ReadinessProbe.Exec.Command[0] = "false"
+	c.ManagedFields[0].Manager = "other"
+	c.Spec.Containers = append(c.Spec.Containers, v1.Container{Name: "extra"})
+	if !reflect.DeepEqual(a, wantA) || !reflect.DeepEqual(b, wantB) {
+		t.Error("modifying a deep copy changed a cached object")
+	}
+}
+
+// Values that are not runtime.Objects are kept as given, unshared, and a
+// nil object stays nil.
+func TestShareCopy_NotAnObject(t *testing.T) {
+	sharer := newValueSharer()
+	m := map[string]string{"a": "b"}
+	if got := shareCopy(sharer, m).(map[string]string); !sameMap(got, m) {
+		t.Error("a plain map was replaced")
+	}
+	var nilPod *v1.Pod
+	if got := shareCopy(sharer, nilPod); got != interface{}(nilPod) {
+		t.Errorf("nil pod became %v", got)
 	}
 }
