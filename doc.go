@@ -31,11 +31,28 @@
 //	  → processorListener.mu
 //	queue lock → store (known objects) lock
 //
-// No lock of this package is held while a user's handler runs. Index
-// functions and transforms are computed before the store's write lock is
-// taken. Where the reference's contract makes the queue call the process
-// function under the queue lock (DeltaFIFO.Pop, RealFIFO without
-// UnlockWhileProcessing), the queue's doc comment says so.
+// Handlers added to a shared informer run on their listeners' goroutines
+// with no lock of this package held. User code does run under a lock of
+// this package in these places:
+//
+//   - The process function of DeltaFIFO.Pop, and of RealFIFO.Pop and
+//     PopBatch without UnlockWhileProcessing, runs under the queue lock; with
+//     UnlockWhileProcessing, RealFIFO still keeps the lock while processing
+//     once two full batches are waiting (backpressure). The handlers of
+//     NewInformer, NewIndexerInformer and the other NewInformer* functions
+//     are called by that process function, so they run under the queue lock
+//     whenever the queue holds it while processing.
+//   - AddIndexers runs the new index functions under the store's write lock,
+//     and a shared informer holds its deliverMu while the index functions
+//     run on each delivered change.
+//   - DeltaFIFO.Resync and RealFIFO.Resync compute keys (the KeyFunc) under
+//     the queue lock.
+//   - Metrics created by a user's InformerMetricsProvider are updated under
+//     RealFIFO's lock: the queued-items gauge always, the processing-latency
+//     summary whenever the process function ran under that lock.
+//
+// Elsewhere, index functions and transforms are computed before the store's
+// write lock is taken.
 //
 // # Store layout
 //
@@ -55,8 +72,9 @@
 //     (the common case), and neither an update nor a delete ever runs the
 //     index functions on the old object. The namespace index, when it is
 //     MetaNamespaceIndexFunc itself, is computed without allocating.
-//   - Index values are computed before the write lock is taken, into a
-//     buffer on the writer's stack.
+//   - On Add, Update and Replace, index values are computed before the write
+//     lock is taken, into a buffer on the writer's stack (AddIndexers is the
+//     exception: it runs the new functions under the write lock).
 //   - IndexKeys keeps each bucket's sorted key list until the bucket's
 //     membership changes, and returns a copy of it.
 //   - Replace diffs: an item whose key already holds the very same object

@@ -81,6 +81,22 @@ func (t *TransactionError) Error() string {
 // if that input is shared.
 type TransformFunc func(interface{}) (interface{}, error)
 
+// ReflectorStore is what a Reflector writes to: a queue or a store. It is
+// declared with the stores, below the reflector, because every store and
+// queue of this package implements it.
+type ReflectorStore interface {
+	// Add records that obj was created.
+	Add(obj interface{}) error
+	// Update records that obj changed.
+	Update(obj interface{}) error
+	// Delete records that obj was deleted.
+	Delete(obj interface{}) error
+	// Replace records a full list, observed at the given resource version.
+	Replace([]interface{}, string) error
+	// Resync asks for every known object to be processed again.
+	Resync() error
+}
+
 // TransformingStore is a ReflectorStore that transforms objects itself; a
 // Reflector feeding one leaves transformation to it.
 type TransformingStore interface {

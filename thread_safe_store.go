@@ -89,8 +89,9 @@ func newThreadSafeMap(indexers Indexers, indices Indices, opts ...ThreadSafeStor
 }
 
 // threadSafeMap is the ThreadSafeStore: a slotTable and an indexSet under a
-// RWMutex. Index functions run before the lock is taken, so writers hold
-// it only to apply precomputed values, and readers copy slot contents out
+// RWMutex. On Add, Update and Replace, index functions run before the lock
+// is taken, so those writers hold it only to apply precomputed values
+// (AddIndexers runs the new functions under the write lock), and readers copy slot contents out
 // under the read lock without any map lookup per object.
 type threadSafeMap struct {
 	// mu guards tab, idx and rv.
