@@ -434,9 +434,9 @@ func (r TypedFilteringResourceEventHandler[T]) wrappedHandler() any {
 // An object that is not a T is a mismatch between the informer's object
 // type and T. It cannot be delivered, so the event is logged as an error and
 // dropped; a tombstone whose Obj is not a T still delivers the deletion,
-// with only the key. A nil handler drops every event. Nothing here panics;
-// a panic in the typed handler itself is left to the caller, which runs
-// handlers under its own recovery.
+// with only the key. A nil handler panics on the first event, as client-go's
+// adapter does; a panic in the typed handler itself is left to the caller,
+// which runs handlers under its own recovery.
 type typedHandlerAdapter[T Object] struct {
 	logger  klog.Logger
 	handler TypedResourceEventHandler[T]
@@ -452,9 +452,6 @@ func newTypedHandlerAdapter[T Object](logger klog.Logger, handler TypedResourceE
 
 // OnAdd delivers obj if it is a T.
 func (a *typedHandlerAdapter[T]) OnAdd(obj interface{}, isInInitialList bool) {
-	if a.handler == nil {
-		return
-	}
 	typed, ok := obj.(T)
 	if !ok {
 		a.reportMismatch("add", obj, "event dropped")
@@ -465,9 +462,6 @@ func (a *typedHandlerAdapter[T]) OnAdd(obj interface{}, isInInitialList bool) {
 
 // OnUpdate delivers the update if both objects are T.
 func (a *typedHandlerAdapter[T]) OnUpdate(oldObj, newObj interface{}) {
-	if a.handler == nil {
-		return
-	}
 	typedOld, ok := oldObj.(T)
 	if !ok {
 		a.reportMismatch("update", oldObj, "event dropped")
@@ -484,9 +478,6 @@ func (a *typedHandlerAdapter[T]) OnUpdate(oldObj, newObj interface{}) {
 // OnDelete delivers obj as a DeletedObject[T]: a T fills OptionalObj, a
 // tombstone fills FinalStateUnknown (and OptionalObj when its Obj is a T).
 func (a *typedHandlerAdapter[T]) OnDelete(obj interface{}) {
-	if a.handler == nil {
-		return
-	}
 	tombstone, isTombstone := obj.(DeletedFinalStateUnknown)
 	if !isTombstone {
 		typed, ok := obj.(T)

@@ -648,13 +648,14 @@ func TestTypedHandlerAdapter_TombstoneIsCopiedPerDelivery(t *testing.T) {
 	}
 }
 
-func TestTypedHandlerAdapter_NilHandlerDropsEverything(t *testing.T) {
-	logger, logged := newCapturingLogger(t)
-	adapter := newTypedHandlerAdapter[*v1.Pod](logger, nil)
+func TestTypedHandlerAdapter_NilHandlerPanicsOnEveryCall(t *testing.T) {
+	adapter := newTypedHandlerAdapter[*v1.Pod](klog.Background(), nil)
 	pod := testPod("ns", "a", "")
-	deliverCalls(adapter, append(oneCallOfEachKind(pod), handlerCall{kind: "delete", obj: DeletedFinalStateUnknown{Key: "ns/a"}}))
-	if diff := cmp.Diff([]capturedLog(nil), logged()); diff != "" {
-		t.Errorf("logs (-want +got):\n%s", diff)
+	calls := append(oneCallOfEachKind(pod), handlerCall{kind: "delete", obj: DeletedFinalStateUnknown{Key: "ns/a"}})
+	for _, call := range calls {
+		if p := capturePanic(func() { deliverCalls(adapter, []handlerCall{call}) }); p == nil {
+			t.Errorf("%s: no panic", call.kind)
+		}
 	}
 }
 

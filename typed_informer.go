@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"errors"
 	"fmt"
 
 	"k8s.io/klog/v2"
@@ -35,9 +34,6 @@ type typedSharedIndexInformer[T Object] struct {
 // AddTypedEventHandler registers handler through the typed adapter, which
 // drops (and logs) objects that are not T instead of panicking.
 func (s typedSharedIndexInformer[T]) AddTypedEventHandler(handler TypedResourceEventHandler[T], options ...HandlerOptions) (ResourceEventHandlerRegistration, error) {
-	if isNilHandler(handler) {
-		return nil, errors.New("adding typed event handler: the handler is nil")
-	}
 	var opts HandlerOptions
 	switch len(options) {
 	case 0:

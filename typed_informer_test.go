@@ -173,14 +173,11 @@ func TestTypedSharedIndexInformer_ObjectsOfAnotherTypeAreDroppedOrRefused(t *tes
 
 func TestTypedSharedIndexInformer_AddTypedEventHandlerRefusesBadArguments(t *testing.T) {
 	inf := NewTypedSharedIndexInformer[*v1.Pod](infNewPodInformer(infSource(t, 0)))
-	var nilFuncs *TypedResourceEventHandlerFuncs[*v1.Pod]
 	cases := map[string]struct {
 		handler TypedResourceEventHandler[*v1.Pod]
 		options []HandlerOptions
 	}{
-		"nil handler":       {handler: nil},
-		"typed nil handler": {handler: nilFuncs},
-		"two options":       {handler: TypedResourceEventHandlerFuncs[*v1.Pod]{}, options: []HandlerOptions{{}, {}}},
+		"two options": {handler: TypedResourceEventHandlerFuncs[*v1.Pod]{}, options: []HandlerOptions{{}, {}}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
