@@ -2,7 +2,6 @@ package cache
 
 import (
 	"fmt"
-
 )
 
 // TypedSharedIndexInformer is a SharedIndexInformer whose objects are all
