@@ -493,9 +493,6 @@ func newInformer(clientState Store, options InformerOptions) Controller {
 		logger = *options.Logger
 	}
 	handler := options.Handler
-	if handler == nil {
-		handler = ResourceEventHandlerFuncs{}
-	}
 	queue := newInformerQueue(logger, options.ObjectType, clientState, options.Transform, options.Identifier, options.InformerMetricsProvider)
 	return New(&Config{
 		Queue:            queue,

@@ -520,20 +520,6 @@ func TestNewInformer_ResyncHandsEveryObjectAgain(t *testing.T) {
 	})
 }
 
-func TestNewInformerWithOptions_NilHandlerIsAllowed(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		src := infSource(t, 1)
-		store, ctrl := NewInformerWithOptions(InformerOptions{ListerWatcher: src, ObjectType: &v1.Pod{}})
-		infRun(t, ctrl)
-		<-ctrl.HasSyncedChecker().Done()
-		src.Delete(testPod("ns", "p0", ""))
-		synctest.Wait()
-		if keys := store.ListKeys(); len(keys) != 0 {
-			t.Errorf("store keys = %v, want none", keys)
-		}
-	})
-}
-
 func TestController_ProcessErrorsDoNotStopTheLoop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := infSource(t, 0)

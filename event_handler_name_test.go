@@ -5,7 +5,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/klog/v2"
 )
 
 const kcachePackage = "github.com/kcache/cache"
@@ -113,13 +112,13 @@ func TestNameForHandler_TellsWhereTheHandlerWasWritten(t *testing.T) {
 			want:    kcachePackage + ".typedHandlerRecorder",
 		},
 		"typed adapter over filtering over funcs": {
-			handler: newTypedHandlerAdapter[*v1.Pod](klog.Background(), TypedFilteringResourceEventHandler[*v1.Pod]{
+			handler: newTypedHandlerAdapter[*v1.Pod](TypedFilteringResourceEventHandler[*v1.Pod]{
 				Handler: TypedResourceEventHandlerFuncs[*v1.Pod]{AddFunc: controller.addPodTyped},
 			}),
 			want: kcachePackage + ".(*namingController)",
 		},
 		"typed adapter without handler": {
-			handler: newTypedHandlerAdapter[*v1.Pod](klog.Background(), nil),
+			handler: newTypedHandlerAdapter[*v1.Pod](nil),
 			want:    kcachePackage + ".typedHandlerAdapter[*k8s.io/api/core/v1.Pod]",
 		},
 	}

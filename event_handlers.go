@@ -1,12 +1,9 @@
 package cache
 
 import (
-	"fmt"
-	"reflect"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
 )
 
 // ResourceEventHandler receives the changes an informer observes. Objects
@@ -431,90 +428,45 @@ func (r TypedFilteringResourceEventHandler[T]) wrappedHandler() any {
 // asserted to T and tombstones become DeletedObject[T] with
 // FinalStateUnknown set.
 //
-// An object that is not a T is a mismatch between the informer's object
-// type and T. It cannot be delivered, so the event is logged as an error and
-// dropped; a tombstone whose Obj is not a T still delivers the deletion,
-// with only the key. A nil handler drops every event. Nothing here panics;
-// a panic in the typed handler itself is left to the caller, which runs
-// handlers under its own recovery.
+// As in client-go, an object that is not a T (a mismatch between the
+// informer's object type and T), and a nil handler, panic in the assertion
+// or the call; the caller runs handlers under utilruntime.HandleCrash*. A
+// tombstone without an object delivers the deletion with only the key.
 type typedHandlerAdapter[T Object] struct {
-	logger  klog.Logger
 	handler TypedResourceEventHandler[T]
 }
 
 var _ ResourceEventHandler = (*typedHandlerAdapter[*metav1.ObjectMeta])(nil)
 
-// newTypedHandlerAdapter wraps handler; logger receives the reports of
-// dropped events.
-func newTypedHandlerAdapter[T Object](logger klog.Logger, handler TypedResourceEventHandler[T]) *typedHandlerAdapter[T] {
-	return &typedHandlerAdapter[T]{logger: logger, handler: handler}
+// newTypedHandlerAdapter wraps handler.
+func newTypedHandlerAdapter[T Object](handler TypedResourceEventHandler[T]) *typedHandlerAdapter[T] {
+	return &typedHandlerAdapter[T]{handler: handler}
 }
 
-// OnAdd delivers obj if it is a T.
+// OnAdd delivers obj, which must be a T.
 func (a *typedHandlerAdapter[T]) OnAdd(obj interface{}, isInInitialList bool) {
-	if a.handler == nil {
-		return
-	}
-	typed, ok := obj.(T)
-	if !ok {
-		a.reportMismatch("add", obj, "event dropped")
-		return
-	}
-	a.handler.OnAdd(typed, isInInitialList)
+	a.handler.OnAdd(obj.(T), isInInitialList)
 }
 
-// OnUpdate delivers the update if both objects are T.
+// OnUpdate delivers the update; both objects must be T.
 func (a *typedHandlerAdapter[T]) OnUpdate(oldObj, newObj interface{}) {
-	if a.handler == nil {
-		return
-	}
-	typedOld, ok := oldObj.(T)
-	if !ok {
-		a.reportMismatch("update", oldObj, "event dropped")
-		return
-	}
-	typedNew, ok := newObj.(T)
-	if !ok {
-		a.reportMismatch("update", newObj, "event dropped")
-		return
-	}
-	a.handler.OnUpdate(typedOld, typedNew)
+	a.handler.OnUpdate(oldObj.(T), newObj.(T))
 }
 
 // OnDelete delivers obj as a DeletedObject[T]: a T fills OptionalObj, a
-// tombstone fills FinalStateUnknown (and OptionalObj when its Obj is a T).
+// tombstone fills FinalStateUnknown (and OptionalObj from its Obj, which must
+// then be a T).
 func (a *typedHandlerAdapter[T]) OnDelete(obj interface{}) {
-	if a.handler == nil {
-		return
-	}
 	tombstone, isTombstone := obj.(DeletedFinalStateUnknown)
 	if !isTombstone {
-		typed, ok := obj.(T)
-		if !ok {
-			a.reportMismatch("delete", obj, "event dropped")
-			return
-		}
-		a.handler.OnDelete(DeletedObject[T]{OptionalObj: typed})
+		a.handler.OnDelete(DeletedObject[T]{OptionalObj: obj.(T)})
 		return
 	}
 	deleted := DeletedObject[T]{FinalStateUnknown: &tombstone}
 	if tombstone.Obj != nil {
-		typed, ok := tombstone.Obj.(T)
-		if !ok {
-			// The key alone still tells the handler which object went away.
-			a.reportMismatch("delete", tombstone.Obj, "delivered with the tombstone key only")
-		}
-		deleted.OptionalObj = typed
+		deleted.OptionalObj = tombstone.Obj.(T)
 	}
 	a.handler.OnDelete(deleted)
-}
-
-// reportMismatch logs an object that is not a T, and what became of the
-// event.
-func (a *typedHandlerAdapter[T]) reportMismatch(event string, obj interface{}, outcome string) {
-	err := fmt.Errorf("deliver %s event to typed handler: got %T, want %v", event, obj, reflect.TypeFor[T]())
-	a.logger.Error(err, "Object of unexpected type for a typed event handler",
-		"handler", nameForHandler(a.handler), "outcome", outcome)
 }
 
 // wrappedHandler returns the typed handler, for naming this adapter in logs

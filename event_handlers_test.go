@@ -552,21 +552,10 @@ func TestTypedHandlerAdapter_ConvertsObjectsAndTombstones(t *testing.T) {
 	pod := testPod("ns", "a", "")
 	newer := testPod("ns", "a", "", "v", "2")
 	secret := &v1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s"}}
-	mismatch := func(event string, obj interface{}, outcome string) capturedLog {
-		return capturedLog{
-			Type:    ktesting.LogError,
-			Message: "Object of unexpected type for a typed event handler",
-			Err:     fmt.Sprintf("deliver %s event to typed handler: got %T, want *v1.Pod", event, obj),
-			Values: map[string]string{
-				"handler": "github.com/kcache/cache.typedHandlerRecorder",
-				"outcome": outcome,
-			},
-		}
-	}
 	tests := map[string]struct {
-		events   []handlerCall
-		want     []handlerEvent
-		wantLogs []capturedLog
+		events     []handlerCall
+		want       []handlerEvent
+		wantPanics int
 	}{
 		"add keeps the initial flag": {
 			events: []handlerCall{{kind: "add", obj: pod, initial: true}, {kind: "add", obj: newer}},
@@ -588,31 +577,30 @@ func TestTypedHandlerAdapter_ConvertsObjectsAndTombstones(t *testing.T) {
 			events: []handlerCall{{kind: "delete", obj: DeletedFinalStateUnknown{Key: "ns/a"}}},
 			want:   []handlerEvent{{Kind: "delete", Key: "ns/a", Tombstone: true, NoObject: true}},
 		},
-		"tombstone with an object of the wrong type still delivers the key": {
-			events:   []handlerCall{{kind: "delete", obj: DeletedFinalStateUnknown{Key: "ns/s", Obj: secret}}},
-			want:     []handlerEvent{{Kind: "delete", Key: "ns/s", Tombstone: true, NoObject: true}},
-			wantLogs: []capturedLog{mismatch("delete", secret, "delivered with the tombstone key only")},
+		"tombstone with an object of the wrong type panics": {
+			events:     []handlerCall{{kind: "delete", obj: DeletedFinalStateUnknown{Key: "ns/s", Obj: secret}}},
+			wantPanics: 1,
 		},
-		"add of the wrong type is dropped": {
-			events:   []handlerCall{{kind: "add", obj: secret}, {kind: "add", obj: pod}},
-			want:     []handlerEvent{{Kind: "add", Key: "ns/a"}},
-			wantLogs: []capturedLog{mismatch("add", secret, "event dropped")},
+		"add of the wrong type panics": {
+			events:     []handlerCall{{kind: "add", obj: secret}, {kind: "add", obj: pod}},
+			want:       []handlerEvent{{Kind: "add", Key: "ns/a"}},
+			wantPanics: 1,
 		},
-		"update with the wrong old type is dropped": {
-			events:   []handlerCall{{kind: "update", old: secret, obj: pod}},
-			wantLogs: []capturedLog{mismatch("update", secret, "event dropped")},
+		"update with the wrong old type panics": {
+			events:     []handlerCall{{kind: "update", old: secret, obj: pod}},
+			wantPanics: 1,
 		},
-		"update with the wrong new type is dropped": {
-			events:   []handlerCall{{kind: "update", old: pod, obj: secret}},
-			wantLogs: []capturedLog{mismatch("update", secret, "event dropped")},
+		"update with the wrong new type panics": {
+			events:     []handlerCall{{kind: "update", old: pod, obj: secret}},
+			wantPanics: 1,
 		},
-		"delete of the wrong type is dropped": {
-			events:   []handlerCall{{kind: "delete", obj: secret}},
-			wantLogs: []capturedLog{mismatch("delete", secret, "event dropped")},
+		"delete of the wrong type panics": {
+			events:     []handlerCall{{kind: "delete", obj: secret}},
+			wantPanics: 1,
 		},
-		"untyped nil is dropped": {
-			events:   []handlerCall{{kind: "add", obj: nil}, {kind: "delete", obj: nil}},
-			wantLogs: []capturedLog{mismatch("add", nil, "event dropped"), mismatch("delete", nil, "event dropped")},
+		"untyped nil panics": {
+			events:     []handlerCall{{kind: "add", obj: nil}, {kind: "delete", obj: nil}},
+			wantPanics: 2,
 		},
 		"typed nil pod is a pod": {
 			events: []handlerCall{{kind: "add", obj: (*v1.Pod)(nil)}},
@@ -621,14 +609,19 @@ func TestTypedHandlerAdapter_ConvertsObjectsAndTombstones(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			logger, logged := newCapturingLogger(t)
 			rec := &typedHandlerRecorder{}
-			deliverCalls(newTypedHandlerAdapter[*v1.Pod](logger, rec), tc.events)
+			adapter := newTypedHandlerAdapter[*v1.Pod](rec)
+			panics := 0
+			for _, call := range tc.events {
+				if capturePanic(func() { deliverCalls(adapter, []handlerCall{call}) }) != nil {
+					panics++
+				}
+			}
 			if diff := cmp.Diff(tc.want, rec.events); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantLogs, logged()); diff != "" {
-				t.Errorf("logs (-want +got):\n%s", diff)
+			if panics != tc.wantPanics {
+				t.Errorf("%d deliveries panicked, want %d", panics, tc.wantPanics)
 			}
 		})
 	}
@@ -639,7 +632,7 @@ func TestTypedHandlerAdapter_TombstoneIsCopiedPerDelivery(t *testing.T) {
 	handler := TypedResourceEventHandlerFuncs[*v1.Pod]{
 		DeleteFunc: func(obj DeletedObject[*v1.Pod]) { got = append(got, obj.FinalStateUnknown) },
 	}
-	adapter := newTypedHandlerAdapter[*v1.Pod](klog.Background(), handler)
+	adapter := newTypedHandlerAdapter[*v1.Pod](handler)
 	adapter.OnDelete(DeletedFinalStateUnknown{Key: "ns/a"})
 	adapter.OnDelete(DeletedFinalStateUnknown{Key: "ns/b"})
 	want := []*DeletedFinalStateUnknown{{Key: "ns/a"}, {Key: "ns/b"}}
@@ -648,13 +641,14 @@ func TestTypedHandlerAdapter_TombstoneIsCopiedPerDelivery(t *testing.T) {
 	}
 }
 
-func TestTypedHandlerAdapter_NilHandlerDropsEverything(t *testing.T) {
-	logger, logged := newCapturingLogger(t)
-	adapter := newTypedHandlerAdapter[*v1.Pod](logger, nil)
+func TestTypedHandlerAdapter_NilHandlerPanicsOnEveryCall(t *testing.T) {
+	adapter := newTypedHandlerAdapter[*v1.Pod](nil)
 	pod := testPod("ns", "a", "")
-	deliverCalls(adapter, append(oneCallOfEachKind(pod), handlerCall{kind: "delete", obj: DeletedFinalStateUnknown{Key: "ns/a"}}))
-	if diff := cmp.Diff([]capturedLog(nil), logged()); diff != "" {
-		t.Errorf("logs (-want +got):\n%s", diff)
+	calls := append(oneCallOfEachKind(pod), handlerCall{kind: "delete", obj: DeletedFinalStateUnknown{Key: "ns/a"}})
+	for _, call := range calls {
+		if p := capturePanic(func() { deliverCalls(adapter, []handlerCall{call}) }); p == nil {
+			t.Errorf("%s: no panic", call.kind)
+		}
 	}
 }
 
@@ -666,7 +660,7 @@ func BenchmarkTypedHandlerAdapter(b *testing.B) {
 		UpdateFunc: func(_, _ *v1.Pod) {},
 		DeleteFunc: func(DeletedObject[*v1.Pod]) {},
 	}
-	adapter := newTypedHandlerAdapter[*v1.Pod](klog.Background(), handler)
+	adapter := newTypedHandlerAdapter[*v1.Pod](handler)
 	b.Run("add", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

@@ -2,8 +2,6 @@ package cache
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -97,9 +95,6 @@ func ToListerWatcherWithContext(lw ListerWatcher) ListerWatcherWithContext {
 type legacyLister struct{ parent Lister }
 
 func (l legacyLister) ListWithContext(_ context.Context, options metav1.ListOptions) (runtime.Object, error) {
-	if l.parent == nil {
-		return nil, errors.New("listing: the Lister is nil")
-	}
 	return l.parent.List(options)
 }
 
@@ -107,9 +102,6 @@ func (l legacyLister) ListWithContext(_ context.Context, options metav1.ListOpti
 type legacyWatcher struct{ parent Watcher }
 
 func (w legacyWatcher) WatchWithContext(_ context.Context, options metav1.ListOptions) (watch.Interface, error) {
-	if w.parent == nil {
-		return nil, errors.New("watching: the Watcher is nil")
-	}
 	return w.parent.Watch(options)
 }
 
@@ -150,7 +142,8 @@ type WatchFuncWithContext func(ctx context.Context, options metav1.ListOptions) 
 // WatchFunc when set, else the context forms with context.Background();
 // ListWithContext and WatchWithContext call the context forms when set, else
 // the plain ones (which cannot see the context). With neither function of a
-// pair set, the methods return an error.
+// pair set, or on a nil ListWatch, the methods panic (a nil function call),
+// as client-go's do.
 //
 // A ListWatch is not modified by its methods; it is safe for concurrent use
 // when its functions are.
@@ -178,62 +171,36 @@ var (
 	_ ListerWatcherWithContext = &ListWatch{}
 )
 
-// Errors returned by a ListWatch missing both functions of a pair.
-var (
-	errNoListFunc  = errors.New("ListWatch has neither ListFunc nor ListWithContextFunc")
-	errNoWatchFunc = errors.New("ListWatch has neither WatchFunc nor WatchFuncWithContext")
-)
-
 // List calls ListFunc, or ListWithContextFunc with context.Background().
 func (lw *ListWatch) List(options metav1.ListOptions) (runtime.Object, error) {
-	switch {
-	case lw == nil:
-		return nil, errors.New("listing: the ListWatch is nil")
-	case lw.ListFunc != nil:
+	if lw.ListFunc != nil {
 		return lw.ListFunc(options)
-	case lw.ListWithContextFunc != nil:
-		return lw.ListWithContextFunc(context.Background(), options)
 	}
-	return nil, fmt.Errorf("listing: %w", errNoListFunc)
+	return lw.ListWithContextFunc(context.Background(), options)
 }
 
 // ListWithContext calls ListWithContextFunc, or ListFunc.
 func (lw *ListWatch) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
-	switch {
-	case lw == nil:
-		return nil, errors.New("listing: the ListWatch is nil")
-	case lw.ListWithContextFunc != nil:
+	if lw.ListWithContextFunc != nil {
 		return lw.ListWithContextFunc(ctx, options)
-	case lw.ListFunc != nil:
-		return lw.ListFunc(options)
 	}
-	return nil, fmt.Errorf("listing: %w", errNoListFunc)
+	return lw.ListFunc(options)
 }
 
 // Watch calls WatchFunc, or WatchFuncWithContext with context.Background().
 func (lw *ListWatch) Watch(options metav1.ListOptions) (watch.Interface, error) {
-	switch {
-	case lw == nil:
-		return nil, errors.New("watching: the ListWatch is nil")
-	case lw.WatchFunc != nil:
+	if lw.WatchFunc != nil {
 		return lw.WatchFunc(options)
-	case lw.WatchFuncWithContext != nil:
-		return lw.WatchFuncWithContext(context.Background(), options)
 	}
-	return nil, fmt.Errorf("watching: %w", errNoWatchFunc)
+	return lw.WatchFuncWithContext(context.Background(), options)
 }
 
 // WatchWithContext calls WatchFuncWithContext, or WatchFunc.
 func (lw *ListWatch) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-	switch {
-	case lw == nil:
-		return nil, errors.New("watching: the ListWatch is nil")
-	case lw.WatchFuncWithContext != nil:
+	if lw.WatchFuncWithContext != nil {
 		return lw.WatchFuncWithContext(ctx, options)
-	case lw.WatchFunc != nil:
-		return lw.WatchFunc(options)
 	}
-	return nil, fmt.Errorf("watching: %w", errNoWatchFunc)
+	return lw.WatchFunc(options)
 }
 
 // ToListWatcherWithWatchListSemantics wraps lw so that it answers the

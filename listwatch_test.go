@@ -3,7 +3,6 @@ package cache
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -59,33 +58,36 @@ func recordingListWatch(calls *[]string, set ...string) *ListWatch {
 }
 
 // callAll calls the four methods of lw with a context tagged "caller" and
-// returns the error texts (or "ok").
+// returns, per call, "ok", the error text, or "panic" when the call panicked.
 func callAll(lw *ListWatch) []string {
 	ctx := taggedContext("caller")
-	var out []string
-	record := func(err error) {
-		if err != nil {
-			out = append(out, err.Error())
-			return
-		}
-		out = append(out, "ok")
+	calls := []func() error{
+		func() error { _, err := lw.List(metav1.ListOptions{}); return err },
+		func() error { _, err := lw.ListWithContext(ctx, metav1.ListOptions{}); return err },
+		func() error { _, err := lw.Watch(metav1.ListOptions{}); return err },
+		func() error { _, err := lw.WatchWithContext(ctx, metav1.ListOptions{}); return err },
 	}
-	_, err := lw.List(metav1.ListOptions{})
-	record(err)
-	_, err = lw.ListWithContext(ctx, metav1.ListOptions{})
-	record(err)
-	_, err = lw.Watch(metav1.ListOptions{})
-	record(err)
-	_, err = lw.WatchWithContext(ctx, metav1.ListOptions{})
-	record(err)
+	out := make([]string, 0, len(calls))
+	for _, call := range calls {
+		out = append(out, outcomeOf(call))
+	}
 	return out
 }
 
+// outcomeOf runs call and names what came of it.
+func outcomeOf(call func() error) (outcome string) {
+	defer func() {
+		if recover() != nil {
+			outcome = "panic"
+		}
+	}()
+	if err := call(); err != nil {
+		return err.Error()
+	}
+	return "ok"
+}
+
 func TestListWatch_MethodsPreferTheirOwnFormAndFallBack(t *testing.T) {
-	const (
-		noList  = "listing: ListWatch has neither ListFunc nor ListWithContextFunc"
-		noWatch = "watching: ListWatch has neither WatchFunc nor WatchFuncWithContext"
-	)
 	tests := map[string]struct {
 		set         []string
 		wantCalls   []string
@@ -111,13 +113,13 @@ func TestListWatch_MethodsPreferTheirOwnFormAndFallBack(t *testing.T) {
 			wantCalls:   []string{"ListFunc", "ListFunc", "WatchFuncWithContext()", "WatchFuncWithContext(caller)"},
 			wantResults: []string{"ok", "ok", "ok", "ok"},
 		},
-		"nothing set: errors instead of nil-func panics": {
-			wantResults: []string{noList, noList, noWatch, noWatch},
+		"nothing set: every method panics, as client-go's do": {
+			wantResults: []string{"panic", "panic", "panic", "panic"},
 		},
 		"only watch set": {
 			set:         []string{"WatchFunc"},
 			wantCalls:   []string{"WatchFunc", "WatchFunc"},
-			wantResults: []string{noList, noList, "ok", "ok"},
+			wantResults: []string{"panic", "panic", "ok", "ok"},
 		},
 	}
 	for name, tc := range tests {
@@ -134,25 +136,12 @@ func TestListWatch_MethodsPreferTheirOwnFormAndFallBack(t *testing.T) {
 	}
 }
 
-func TestListWatch_NilReceiverReturnsErrors(t *testing.T) {
+func TestListWatch_NilReceiverPanics(t *testing.T) {
 	var lw *ListWatch
 	got := callAll(lw)
-	want := []string{
-		"listing: the ListWatch is nil", "listing: the ListWatch is nil",
-		"watching: the ListWatch is nil", "watching: the ListWatch is nil",
-	}
+	want := []string{"panic", "panic", "panic", "panic"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
-	}
-}
-
-func TestListWatch_MissingFuncErrorsAreMatchable(t *testing.T) {
-	lw := &ListWatch{}
-	if _, err := lw.ListWithContext(context.Background(), metav1.ListOptions{}); !errors.Is(err, errNoListFunc) {
-		t.Errorf("ListWithContext error = %v, want errNoListFunc", err)
-	}
-	if _, err := lw.WatchWithContext(context.Background(), metav1.ListOptions{}); !errors.Is(err, errNoWatchFunc) {
-		t.Errorf("WatchWithContext error = %v, want errNoWatchFunc", err)
 	}
 }
 
@@ -378,21 +367,32 @@ func TestListWatch_ToListerWatcherWithContext(t *testing.T) {
 	}
 }
 
-func TestListWatch_AdaptersOfNilReturnErrors(t *testing.T) {
+// As in client-go, the adapters of a nil Lister or Watcher are built, and
+// their calls panic.
+func TestListWatch_AdaptersOfNilPanic(t *testing.T) {
 	ctx := context.Background()
-	_, listErr := ToListerWithContext(nil).ListWithContext(ctx, metav1.ListOptions{})
-	_, watchErr := ToWatcherWithContext(nil).WatchWithContext(ctx, metav1.ListOptions{})
 	lw := ToListerWatcherWithContext(nil)
-	_, lwListErr := lw.ListWithContext(ctx, metav1.ListOptions{})
-	_, lwWatchErr := lw.WatchWithContext(ctx, metav1.ListOptions{})
-	for name, err := range map[string]error{
-		"ToListerWithContext":              listErr,
-		"ToWatcherWithContext":             watchErr,
-		"ToListerWatcherWithContext list":  lwListErr,
-		"ToListerWatcherWithContext watch": lwWatchErr,
-	} {
-		if err == nil || !strings.Contains(err.Error(), "nil") {
-			t.Errorf("%s: error = %v, want one saying the argument is nil", name, err)
+	calls := map[string]func() error{
+		"ToListerWithContext": func() error {
+			_, err := ToListerWithContext(nil).ListWithContext(ctx, metav1.ListOptions{})
+			return err
+		},
+		"ToWatcherWithContext": func() error {
+			_, err := ToWatcherWithContext(nil).WatchWithContext(ctx, metav1.ListOptions{})
+			return err
+		},
+		"ToListerWatcherWithContext list": func() error {
+			_, err := lw.ListWithContext(ctx, metav1.ListOptions{})
+			return err
+		},
+		"ToListerWatcherWithContext watch": func() error {
+			_, err := lw.WatchWithContext(ctx, metav1.ListOptions{})
+			return err
+		},
+	}
+	for name, call := range calls {
+		if got := outcomeOf(call); got != "panic" {
+			t.Errorf("%s: %s, want a panic", name, got)
 		}
 	}
 }

@@ -413,9 +413,6 @@ func (s *sharedIndexInformer) AddEventHandlerWithResyncPeriod(handler ResourceEv
 
 // AddEventHandlerWithOptions registers handler; see SharedInformer.
 func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHandler, options HandlerOptions) (ResourceEventHandlerRegistration, error) {
-	if isNilHandler(handler) {
-		return nil, errors.New("adding event handler: the handler is nil")
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {

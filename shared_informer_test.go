@@ -353,22 +353,6 @@ func TestSharedInformer_Lifecycle(t *testing.T) {
 		})
 	})
 
-	t.Run("nil handlers are refused", func(t *testing.T) {
-		inf := infNewPodInformer(infSource(t, 0))
-		var typedNil *infRecorder
-		for name, h := range map[string]ResourceEventHandler{"nil": nil, "typed nil": typedNil} {
-			if _, err := inf.AddEventHandler(h); err == nil {
-				t.Errorf("AddEventHandler(%s) succeeded", name)
-			}
-			if _, err := inf.AddEventHandlerWithResyncPeriod(h, time.Minute); err == nil {
-				t.Errorf("AddEventHandlerWithResyncPeriod(%s) succeeded", name)
-			}
-			if _, err := inf.AddEventHandlerWithOptions(h, HandlerOptions{}); err == nil {
-				t.Errorf("AddEventHandlerWithOptions(%s) succeeded", name)
-			}
-		}
-	})
-
 	t.Run("resource version, store and controller view follow the source", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			src := infSource(t, 2)

@@ -1,10 +1,7 @@
 package cache
 
 import (
-	"errors"
 	"fmt"
-
-	"k8s.io/klog/v2"
 )
 
 // TypedSharedIndexInformer is a SharedIndexInformer whose objects are all
@@ -32,12 +29,9 @@ type typedSharedIndexInformer[T Object] struct {
 	SharedIndexInformer
 }
 
-// AddTypedEventHandler registers handler through the typed adapter, which
-// drops (and logs) objects that are not T instead of panicking.
+// AddTypedEventHandler registers handler through the typed adapter; an
+// object that is not a T panics its delivery, as in client-go.
 func (s typedSharedIndexInformer[T]) AddTypedEventHandler(handler TypedResourceEventHandler[T], options ...HandlerOptions) (ResourceEventHandlerRegistration, error) {
-	if isNilHandler(handler) {
-		return nil, errors.New("adding typed event handler: the handler is nil")
-	}
 	var opts HandlerOptions
 	switch len(options) {
 	case 0:
@@ -46,11 +40,7 @@ func (s typedSharedIndexInformer[T]) AddTypedEventHandler(handler TypedResourceE
 	default:
 		return nil, fmt.Errorf("at most one HandlerOptions may be passed, got %d", len(options))
 	}
-	logger := klog.Background()
-	if opts.Logger != nil {
-		logger = *opts.Logger
-	}
-	return s.AddEventHandlerWithOptions(newTypedHandlerAdapter[T](logger, handler), opts)
+	return s.AddEventHandlerWithOptions(newTypedHandlerAdapter[T](handler), opts)
 }
 
 // AddTypedIndexers adds typed index functions.

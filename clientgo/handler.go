@@ -26,7 +26,8 @@ func (a handler) OnUpdate(oldObj, newObj interface{})         { a.h.OnUpdate(old
 func (a handler) OnDelete(obj interface{})                    { a.h.OnDelete(toClientGoObject(obj)) }
 
 // toKcacheHandler wraps h for kcache. A nil handler, or a nil pointer, is
-// passed on as nil so that kcache refuses it the way it refuses its own.
+// passed on as nil: kcache accepts it, as client-go does, and its first
+// notification panics.
 func toKcacheHandler(h toolscache.ResourceEventHandler) kcache.ResourceEventHandler {
 	if h == nil {
 		return nil

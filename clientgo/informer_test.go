@@ -255,14 +255,11 @@ func TestRemoveEventHandler(t *testing.T) {
 // TestAddEventHandler_Refusals checks the errors kcache's rules give, seen
 // through the adapter.
 func TestAddEventHandler_Refusals(t *testing.T) {
-	var nilRec *recorder
 	tests := map[string]struct {
 		handler toolscache.ResourceEventHandler
 		stopped bool
 	}{
-		"nil handler":         {handler: nil},
-		"nil pointer handler": {handler: nilRec},
-		"stopped informer":    {handler: newRecorder(), stopped: true},
+		"stopped informer": {handler: newRecorder(), stopped: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
