@@ -423,6 +423,9 @@ func NewInformerWithOptions(options InformerOptions) (Store, Controller) {
 }
 
 // NewInformer is NewInformerWithOptions with a plain Store.
+//
+// Deprecated: call NewInformerWithOptions, which takes the same settings as
+// named fields.
 func NewInformer(
 	lw ListerWatcher,
 	objType runtime.Object,
@@ -436,6 +439,9 @@ func NewInformer(
 }
 
 // NewIndexerInformer is NewInformerWithOptions with an Indexer.
+//
+// Deprecated: call NewInformerWithOptions, which takes the same settings as
+// named fields.
 func NewIndexerInformer(
 	lw ListerWatcher,
 	objType runtime.Object,
@@ -450,6 +456,9 @@ func NewIndexerInformer(
 }
 
 // NewTransformingInformer is NewInformer with a transform.
+//
+// Deprecated: call NewInformerWithOptions, which takes the same settings as
+// named fields.
 func NewTransformingInformer(
 	lw ListerWatcher,
 	objType runtime.Object,
@@ -464,6 +473,9 @@ func NewTransformingInformer(
 }
 
 // NewTransformingIndexerInformer is NewIndexerInformer with a transform.
+//
+// Deprecated: call NewInformerWithOptions, which takes the same settings as
+// named fields.
 func NewTransformingIndexerInformer(
 	lw ListerWatcher,
 	objType runtime.Object,

@@ -12,6 +12,10 @@ import (
 // Lister lists the objects of one resource. The result must be a list
 // object (meta.IsListType) carrying a resource version.
 type Lister interface {
+	// List returns the list object.
+	//
+	// Deprecated: implement and call ListerWithContext.ListWithContext, which
+	// can be cancelled.
 	List(options metav1.ListOptions) (runtime.Object, error)
 }
 
@@ -22,6 +26,10 @@ type ListerWithContext interface {
 
 // Watcher watches the objects of one resource from a resource version.
 type Watcher interface {
+	// Watch opens the watch.
+	//
+	// Deprecated: implement and call WatcherWithContext.WatchWithContext,
+	// which can be cancelled.
 	Watch(options metav1.ListOptions) (watch.Interface, error)
 }
 
@@ -120,6 +128,8 @@ func (lw legacyListerWatcher) IsWatchListSemanticsUnSupported() bool {
 }
 
 // ListFunc lists the objects of one resource; see Lister.
+//
+// Deprecated: use ListWithContextFunc.
 type ListFunc func(options metav1.ListOptions) (runtime.Object, error)
 
 // ListWithContextFunc lists the objects of one resource, giving up when ctx
@@ -127,6 +137,8 @@ type ListFunc func(options metav1.ListOptions) (runtime.Object, error)
 type ListWithContextFunc func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error)
 
 // WatchFunc starts a watch of one resource; see Watcher.
+//
+// Deprecated: use WatchFuncWithContext.
 type WatchFunc func(options metav1.ListOptions) (watch.Interface, error)
 
 // WatchFuncWithContext starts a watch of one resource, giving up when ctx is
@@ -149,8 +161,12 @@ type WatchFuncWithContext func(ctx context.Context, options metav1.ListOptions) 
 // when its functions are.
 type ListWatch struct {
 	// ListFunc lists; used by List first, by ListWithContext as a fallback.
+	//
+	// Deprecated: set ListWithContextFunc.
 	ListFunc ListFunc
 	// WatchFunc watches; used by Watch first, by WatchWithContext as a fallback.
+	//
+	// Deprecated: set WatchFuncWithContext.
 	WatchFunc WatchFunc
 
 	// ListWithContextFunc lists; used by ListWithContext first, by List as a
@@ -172,6 +188,8 @@ var (
 )
 
 // List calls ListFunc, or ListWithContextFunc with context.Background().
+//
+// Deprecated: call ListWithContext.
 func (lw *ListWatch) List(options metav1.ListOptions) (runtime.Object, error) {
 	if lw.ListFunc != nil {
 		return lw.ListFunc(options)
@@ -188,6 +206,8 @@ func (lw *ListWatch) ListWithContext(ctx context.Context, options metav1.ListOpt
 }
 
 // Watch calls WatchFunc, or WatchFuncWithContext with context.Background().
+//
+// Deprecated: call WatchWithContext.
 func (lw *ListWatch) Watch(options metav1.ListOptions) (watch.Interface, error) {
 	if lw.WatchFunc != nil {
 		return lw.WatchFunc(options)
