@@ -6,36 +6,6 @@ package cache
 // distinct objects instead of the number of events. Merging starts past a
 // fixed limit, or when the owning listener decides its handler stalled.
 
-// notificationKind tells which handler method a notification calls.
-type notificationKind uint8
-
-const (
-	notifyAdd notificationKind = iota + 1
-	notifyUpdate
-	notifyDelete
-)
-
-// notification is one call to make on a handler: OnAdd(newObj,
-// initialList), OnUpdate(oldObj, newObj) or OnDelete(oldObj).
-type notification struct {
-	oldObj      interface{}
-	newObj      interface{}
-	kind        notificationKind
-	initialList bool
-}
-
-func addNotification(obj interface{}, initialList bool) notification {
-	return notification{kind: notifyAdd, newObj: obj, initialList: initialList}
-}
-
-func updateNotification(oldObj, newObj interface{}) notification {
-	return notification{kind: notifyUpdate, oldObj: oldObj, newObj: newObj}
-}
-
-func deleteNotification(obj interface{}) notification {
-	return notification{kind: notifyDelete, oldObj: obj}
-}
-
 // pendingEntry is a slot of the backlog: normally one notification; after
 // merging, the notifications of one object that remain (at most a delete
 // followed by an add or update, when an object was deleted and created

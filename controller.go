@@ -196,10 +196,10 @@ func (c *controller) processLoop(ctx context.Context) {
 }
 
 // processDeltas applies the deltas of one object to clientState and tells
-// handler, in order. As in client-go, the first failure ends it: the
+// sink, in order. As in client-go, the first failure ends it: the
 // remaining deltas are neither stored nor told. A SyncAll delta ends it
 // too, once every cached object was told as an update.
-func processDeltas(logger klog.Logger, handler ResourceEventHandler, clientState Store, deltas Deltas, isInInitialList bool, keyFunc KeyFunc) error {
+func processDeltas(logger klog.Logger, sink changeSink, clientState Store, deltas Deltas, isInInitialList bool, keyFunc KeyFunc) error {
 	for _, d := range deltas {
 		obj := d.Object
 		switch d.Type {
@@ -208,7 +208,7 @@ func processDeltas(logger klog.Logger, handler ResourceEventHandler, clientState
 			if !ok {
 				return fmt.Errorf("ReplacedAll did not contain ReplacedAllInfo: %T", obj)
 			}
-			if err := processReplacedAll(logger, handler, info, clientState, isInInitialList, keyFunc); err != nil {
+			if err := processReplacedAll(logger, sink, info, clientState, isInInitialList, keyFunc); err != nil {
 				return err
 			}
 		case SyncAll:
@@ -216,7 +216,7 @@ func processDeltas(logger klog.Logger, handler ResourceEventHandler, clientState
 				return fmt.Errorf("SyncAll did not contain SyncAllInfo: %T", obj)
 			}
 			for _, cached := range clientState.List() {
-				handler.OnUpdate(cached, cached)
+				sink.notify(updateNotification(cached, cached))
 			}
 			return nil
 		case Sync, Replaced, Added, Updated:
@@ -224,18 +224,18 @@ func processDeltas(logger klog.Logger, handler ResourceEventHandler, clientState
 				if err := clientState.Update(obj); err != nil {
 					return err
 				}
-				handler.OnUpdate(old, obj)
+				sink.notify(updateNotification(old, obj))
 				continue
 			}
 			if err := clientState.Add(obj); err != nil {
 				return err
 			}
-			handler.OnAdd(obj, isInInitialList)
+			sink.notify(addNotification(obj, isInInitialList))
 		case Deleted:
 			if err := clientState.Delete(obj); err != nil {
 				return err
 			}
-			handler.OnDelete(obj)
+			sink.notify(deleteNotification(obj))
 		case Bookmark:
 			info, ok := obj.(BookmarkInfo)
 			if !ok {
@@ -249,7 +249,7 @@ func processDeltas(logger klog.Logger, handler ResourceEventHandler, clientState
 }
 
 // processReplacedAll replaces the store's content with a full list and
-// tells handler: a delete (as a DeletedFinalStateUnknown) for every cached
+// tells sink: a delete (as a DeletedFinalStateUnknown) for every cached
 // object missing from the list, then an update or add for every listed one.
 //
 // As in the reference, a listed object without a key (or whose key function
@@ -259,7 +259,7 @@ func processDeltas(logger klog.Logger, handler ResourceEventHandler, clientState
 // An empty store (the initial sync) has nothing to compare with, so no set
 // of listed keys and no previous objects are built for it: every listed
 // object is an add.
-func processReplacedAll(logger klog.Logger, handler ResourceEventHandler, info ReplacedAllInfo, clientState Store, isInInitialList bool, keyFunc KeyFunc) error {
+func processReplacedAll(logger klog.Logger, sink changeSink, info ReplacedAllInfo, clientState Store, isInInitialList bool, keyFunc KeyFunc) error {
 	known := clientState.ListKeys()
 	cached := len(known) > 0
 	var listed map[string]struct{}
@@ -289,13 +289,13 @@ func processReplacedAll(logger klog.Logger, handler ResourceEventHandler, info R
 		return err
 	}
 	for _, t := range tombstones {
-		handler.OnDelete(t)
+		sink.notify(deleteNotification(t))
 	}
 	for i, obj := range info.Objects {
 		if previous != nil && previous[i] != nil {
-			handler.OnUpdate(previous[i], obj)
+			sink.notify(updateNotification(previous[i], obj))
 		} else {
-			handler.OnAdd(obj, isInInitialList)
+			sink.notify(addNotification(obj, isInInitialList))
 		}
 	}
 	return nil
@@ -312,13 +312,13 @@ type keysListedOnce struct {
 func (k keysListedOnce) ListKeys() []string { return k.keys }
 
 // processDeltasInBatch applies a batch of single-object deltas in one store
-// transaction, then tells handler about each applied change, in order.
-func processDeltasInBatch(logger klog.Logger, handler ResourceEventHandler, clientState Store, deltas []Delta, isInInitialList bool, keyFunc KeyFunc) error {
+// transaction, then tells sink about each applied change, in order.
+func processDeltasInBatch(logger klog.Logger, sink changeSink, clientState Store, deltas []Delta, isInInitialList bool, keyFunc KeyFunc) error {
 	txStore, ok := clientState.(TransactionStore)
 	if !ok {
 		var errs []error
 		for _, d := range deltas {
-			if err := processDeltas(logger, handler, clientState, Deltas{d}, isInInitialList, keyFunc); err != nil {
+			if err := processDeltas(logger, sink, clientState, Deltas{d}, isInInitialList, keyFunc); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -358,21 +358,9 @@ func processDeltasInBatch(logger klog.Logger, handler ResourceEventHandler, clie
 		applied, err = terr.SuccessfulIndices, fmt.Errorf("not all items in the batch successfully processed: %s", terr.Error())
 	}
 	for _, i := range applied {
-		notifyHandler(handler, notify[i])
+		sink.notify(notify[i])
 	}
 	return err
-}
-
-// notifyHandler makes the call n describes.
-func notifyHandler(h ResourceEventHandler, n notification) {
-	switch n.kind {
-	case notifyAdd:
-		h.OnAdd(n.newObj, n.initialList)
-	case notifyUpdate:
-		h.OnUpdate(n.oldObj, n.newObj)
-	case notifyDelete:
-		h.OnDelete(n.oldObj)
-	}
 }
 
 // InformerOptions configures NewInformerWithOptions.
@@ -504,7 +492,7 @@ func newInformer(clientState Store, options InformerOptions) Controller {
 	if options.Logger != nil {
 		logger = *options.Logger
 	}
-	handler := options.Handler
+	handler := handlerSink{handler: options.Handler}
 	queue := newInformerQueue(logger, options.ObjectType, clientState, options.Transform, options.Identifier, options.InformerMetricsProvider)
 	return New(&Config{
 		Queue:            queue,

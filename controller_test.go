@@ -219,7 +219,7 @@ func TestProcessDeltas(t *testing.T) {
 			rec := &infRecorder{}
 			var err error
 			panicked := capturePanic(func() {
-				err = processDeltas(klog.Background(), rec, store, tc.deltas, tc.initial, DeletionHandlingMetaNamespaceKeyFunc)
+				err = processDeltas(klog.Background(), handlerSink{rec}, store, tc.deltas, tc.initial, DeletionHandlingMetaNamespaceKeyFunc)
 			})
 			if got := fmt.Sprint(panicked); (panicked != nil || tc.wantPanic != "") && got != tc.wantPanic {
 				t.Fatalf("panic = %q, want %q", got, tc.wantPanic)
@@ -334,7 +334,7 @@ func TestProcessDeltasInBatch(t *testing.T) {
 				rec := &infRecorder{}
 				var err error
 				panicked := capturePanic(func() {
-					err = processDeltasInBatch(klog.Background(), rec, wrap(store), tc.deltas, tc.initial, DeletionHandlingMetaNamespaceKeyFunc)
+					err = processDeltasInBatch(klog.Background(), handlerSink{rec}, wrap(store), tc.deltas, tc.initial, DeletionHandlingMetaNamespaceKeyFunc)
 				})
 				if got := fmt.Sprint(panicked); (panicked != nil || tc.wantPanic != "") && got != tc.wantPanic {
 					t.Fatalf("panic = %q, want %q", got, tc.wantPanic)

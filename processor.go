@@ -226,14 +226,7 @@ func (l *processorListener) deliver(n notification) {
 		defer l.finishInitial()
 	}
 	defer utilruntime.HandleCrashWithLogger(l.logger)
-	switch n.kind {
-	case notifyAdd:
-		l.handler.OnAdd(n.newObj, n.initialList)
-	case notifyUpdate:
-		l.handler.OnUpdate(n.oldObj, n.newObj)
-	case notifyDelete:
-		l.handler.OnDelete(n.oldObj)
-	}
+	n.callOn(l.handler)
 }
 
 func (l *processorListener) finishInitial() {

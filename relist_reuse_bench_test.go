@@ -106,7 +106,7 @@ func (rb *relistBench) listOnly(b *testing.B) {
 // apply pops the queued ReplacedAll into the indexer.
 func (rb *relistBench) apply(b *testing.B) {
 	_, err := rb.queue.Pop(func(obj interface{}, isInInitialList bool) error {
-		return processDeltas(klog.Background(), ResourceEventHandlerFuncs{}, rb.indexer, obj.(Deltas), isInInitialList, DeletionHandlingMetaNamespaceKeyFunc)
+		return processDeltas(klog.Background(), handlerSink{ResourceEventHandlerFuncs{}}, rb.indexer, obj.(Deltas), isInInitialList, DeletionHandlingMetaNamespaceKeyFunc)
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -316,30 +316,54 @@ func (s *sharedIndexInformer) handleDeltas(logger klog.Logger, obj interface{}, 
 	return processDeltas(logger, s, s.indexer, deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc)
 }
 
-// OnAdd hands a new object to the listeners. It is how processDeltas talks
-// to the informer; it is not meant to be called by users.
-func (s *sharedIndexInformer) OnAdd(obj interface{}, isInInitialList bool) {
-	s.mutationDetector.AddObject(obj)
-	s.processor.distribute(addNotification(obj, isInInitialList), false)
+// notify is how the controller hands the informer each change it applied
+// to the indexer: the object is registered with the mutation detector and
+// the notification goes to the listeners. An update that keeps the resource
+// version is a resync and only reaches the listeners whose resync period is
+// due.
+func (s *sharedIndexInformer) notify(n notification) {
+	isSync := false
+	switch n.kind {
+	case notifyAdd:
+		s.mutationDetector.AddObject(n.newObj)
+	case notifyUpdate:
+		isSync = sameResourceVersion(n.oldObj, n.newObj)
+		s.mutationDetector.AddObject(n.newObj)
+	}
+	s.processor.distribute(n, isSync)
 }
 
-// OnUpdate hands a changed object to the listeners. An update that keeps
-// the resource version is a resync and only reaches the listeners whose
-// resync period is due.
-func (s *sharedIndexInformer) OnUpdate(oldObj, newObj interface{}) {
-	isSync := false
-	if newMeta, err := meta.Accessor(newObj); err == nil {
-		if oldMeta, err := meta.Accessor(oldObj); err == nil {
-			isSync = newMeta.GetResourceVersion() == oldMeta.GetResourceVersion()
-		}
+// sameResourceVersion reports whether both objects have metadata and the
+// same resource version.
+func sameResourceVersion(oldObj, newObj interface{}) bool {
+	newMeta, err := meta.Accessor(newObj)
+	if err != nil {
+		return false
 	}
-	s.mutationDetector.AddObject(newObj)
-	s.processor.distribute(updateNotification(oldObj, newObj), isSync)
+	oldMeta, err := meta.Accessor(oldObj)
+	if err != nil {
+		return false
+	}
+	return newMeta.GetResourceVersion() == oldMeta.GetResourceVersion()
+}
+
+// OnAdd, OnUpdate and OnDelete make the informer a ResourceEventHandler,
+// as client-go's informer is one: each hands its change to notify. The
+// informer's own controller calls notify directly.
+
+// OnAdd hands a new object to the listeners.
+func (s *sharedIndexInformer) OnAdd(obj interface{}, isInInitialList bool) {
+	s.notify(addNotification(obj, isInInitialList))
+}
+
+// OnUpdate hands a changed object to the listeners.
+func (s *sharedIndexInformer) OnUpdate(oldObj, newObj interface{}) {
+	s.notify(updateNotification(oldObj, newObj))
 }
 
 // OnDelete hands a deleted object to the listeners.
 func (s *sharedIndexInformer) OnDelete(obj interface{}) {
-	s.processor.distribute(deleteNotification(obj), false)
+	s.notify(deleteNotification(obj))
 }
 
 // HasSynced reports whether the cache holds the first complete list.
