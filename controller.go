@@ -519,11 +519,17 @@ func newInformer(clientState Store, options InformerOptions) Controller {
 // by the controller, otherwise the queue reads the store as its known
 // objects.
 func newInformerQueue(logger klog.Logger, objectType any, clientState Store, transform TransformFunc, id InformerNameAndResource, metrics InformerMetricsProvider) Queue {
+	return newSharingInformerQueue(logger, objectType, clientState, transform, id, metrics, informerSharer())
+}
+
+// newSharingInformerQueue is newInformerQueue with the value sharer to use
+// (nil: none).
+func newSharingInformerQueue(logger klog.Logger, objectType any, clientState Store, transform TransformFunc, id InformerNameAndResource, metrics InformerMetricsProvider, sharer *valueSharer) Queue {
 	opts := RealFIFOOptions{
 		Logger:          &logger,
 		Name:            fmt.Sprintf("RealFIFO %T", objectType),
 		KeyFunction:     MetaNamespaceKeyFunc,
-		Transformer:     withValueSharing(transform, informerSharer()),
+		Transformer:     withValueSharing(transform, sharer),
 		Identifier:      id,
 		MetricsProvider: metrics,
 	}
@@ -540,6 +546,9 @@ func newInformerQueue(logger klog.Logger, objectType any, clientState Store, tra
 		// Not KnownObjects, which AtomicEvents rules out: only lists read
 		// it, to reuse the cached copy of every object that did not change.
 		q.consumerCache = clientState
+	}
+	if sharer != nil {
+		q.ownerTransform, q.valueSharing = transform, true
 	}
 	return q
 }

@@ -235,9 +235,8 @@ func (f *DeltaFIFO) Replace(list []interface{}, _ string) error {
 	return f.replace(list, f.transformer)
 }
 
-// replaceTransformed is Replace for a list that was already transformed
-// (a streaming list collected through the queue's transformer), so that
-// every object is transformed exactly once.
+// replaceTransformed is Replace for a list that prepareListed already
+// transformed: it does not transform the objects again.
 func (f *DeltaFIFO) replaceTransformed(list []interface{}, _ string) error {
 	return f.replace(list, nil)
 }
@@ -253,6 +252,10 @@ func (f *DeltaFIFO) prepareListed(obj interface{}) (interface{}, error) {
 	}
 	return reuseCached(f.knownObjects, key, out), nil
 }
+
+// streamTransformer is the queue's transformer: a streaming list applies it
+// to each object as it arrives, then prepareListed applies it again.
+func (f *DeltaFIFO) streamTransformer() TransformFunc { return f.transformer }
 
 // replace is Replace with the transform to apply (nil for none).
 func (f *DeltaFIFO) replace(list []interface{}, transform TransformFunc) error {

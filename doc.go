@@ -116,6 +116,11 @@
 // deterministic; a plain Store fed by a Reflector, or a queue without
 // known objects, gets every listed object as decoded.
 //
+// A streaming list with a transform transforms its objects twice, as
+// client-go does: each as it arrives, then each result again once the list
+// is complete. The first results are held until then (they are the second
+// calls' arguments), and the lookup follows the second transform.
+//
 // # Environment switches
 //
 // The same variables as client-go, read once per process:
@@ -182,10 +187,6 @@
 // (the streaming-list fallback, feature gate parsing, the consistency and
 // mutation detectors) log lines of their own; its own debug lines (process
 // errors, reflector state changes) are at V(4) and above.
-//
-// Transforms run once per object: client-go transforms the initial objects
-// of a streaming list twice (into its temporary store, then again in the
-// queue); here the queue takes the already transformed list as it is.
 //
 // Bounded waits: a streaming list whose end bookmark does not come falls
 // back to a paginated list instead of waiting forever

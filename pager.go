@@ -218,7 +218,7 @@ func (r *Reflector) stepWatchList(ctx context.Context, c *listWatchCycle) stepRe
 	rv := reader.lastRV
 	items := temp.list()
 	r.checkWatchListConsistency(ctx, rv, intake.transform, items)
-	if err := replaceStoreWith(intake.replace, items, rv); err != nil {
+	if err := settleAndReplace(intake, items, rv); err != nil {
 		return stepResult{outcome: outcomeCycleDone, err: fmt.Errorf("unable to sync watch-list result: %w", err), reason: "replace failed"}
 	}
 	r.setLastSyncResourceVersion(rv)
@@ -344,4 +344,16 @@ func (r *Reflector) listInBackground(ctx context.Context, list func(context.Cont
 // client-go.
 func replaceStoreWith(replace func([]interface{}, string) error, items []interface{}, rv string) error {
 	return replace(items, rv)
+}
+
+// settleAndReplace runs the intake's second pass, if any, over a streamed
+// list, then hands the list to the store. A failure of the second pass is
+// the store's Replace failing: nothing is handed over.
+func settleAndReplace(in listIntake, items []interface{}, rv string) error {
+	if in.settle != nil {
+		if err := in.settle(items); err != nil {
+			return err
+		}
+	}
+	return replaceStoreWith(in.replace, items, rv)
 }

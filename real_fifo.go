@@ -129,6 +129,11 @@ type RealFIFO struct {
 	// store an informer gives the queue right after building it (see
 	// newInformerQueue); nil when unknown.
 	consumerCache KeyGetter
+	// ownerTransform is the transform an informer gave, before the value
+	// sharing it adds (see newInformerQueue); valueSharing says it is set,
+	// transformer being then ownerTransform followed by the sharing.
+	ownerTransform TransformFunc
+	valueSharing   bool
 }
 
 var (
@@ -303,9 +308,8 @@ func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error
 	return f.replace(newItems, resourceVersion, f.transformer)
 }
 
-// replaceTransformed is Replace for a list that was already transformed
-// (a streaming list collected through the queue's transformer), so that
-// every object is transformed exactly once.
+// replaceTransformed is Replace for a list that prepareListed already
+// transformed: it does not transform the objects again.
 func (f *RealFIFO) replaceTransformed(list []interface{}, resourceVersion string) error {
 	return f.replace(list, resourceVersion, nil)
 }
@@ -342,6 +346,18 @@ func (f *RealFIFO) prepareListed(obj interface{}) (interface{}, error) {
 		return out, nil
 	}
 	return reuseCached(f.consumerCache, key, out), nil
+}
+
+// streamTransformer is the transform a streaming list applies to each
+// object as it arrives, before prepareListed transforms it again: the
+// queue's transformer, without an informer's value sharing. Sharing is for
+// the cached copy only: it would hand the owner's second call an object
+// whose parts are those of cached objects.
+func (f *RealFIFO) streamTransformer() TransformFunc {
+	if f.valueSharing {
+		return f.ownerTransform
+	}
+	return f.transformer
 }
 
 // replace is Replace with the transform to apply (nil for none).

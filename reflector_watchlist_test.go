@@ -414,7 +414,7 @@ func TestReflectorWatchList_ConsistencyCheckIsOffByDefault(t *testing.T) {
 	})
 }
 
-func TestReflectorWatchList_QueuesTransformEachObjectOnce(t *testing.T) {
+func TestReflectorWatchList_QueuesTransformEachObjectTwice(t *testing.T) {
 	cases := map[string]func(TransformFunc) Queue{
 		"DeltaFIFO": func(tr TransformFunc) Queue {
 			return NewDeltaFIFOWithOptions(DeltaFIFOOptions{KeyFunction: MetaNamespaceKeyFunc, Transformer: tr})
@@ -422,60 +422,69 @@ func TestReflectorWatchList_QueuesTransformEachObjectOnce(t *testing.T) {
 		"RealFIFO": func(tr TransformFunc) Queue {
 			return NewRealFIFO(MetaNamespaceKeyFunc, NewStore(MetaNamespaceKeyFunc), tr)
 		},
+		"atomic RealFIFO": func(tr TransformFunc) Queue {
+			return NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true, Transformer: tr})
+		},
 	}
 	for name, newQueue := range cases {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				rfSetup(t, true)
-				var calls atomic.Int32
-				queue := newQueue(func(obj interface{}) (interface{}, error) {
-					calls.Add(1)
-					p := obj.(*v1.Pod)
-					p.Spec.Hostname = "transformed"
-					return p, nil
-				})
+				log := &transformLog{}
+				queue := newQueue(log.transform)
 				defer queue.Close()
 				lw := &rfLW{streaming: true, watchFn: rfWatches(rfWatchReply{stream: newRFStream(false,
-					rfEvent(watch.Added, rfPod("p1", "1")), rfEvent(watch.Added, rfPod("p2", "2")), rfEndBookmark("2"),
-					rfEvent(watch.Added, rfPod("p3", "3")))})}
+					rfEvent(watch.Added, rfPod("p1", "1")), rfEvent(watch.Added, rfPod("p2", "2")),
+					rfEvent(watch.Modified, rfPod("p1", "3")), rfEvent(watch.Added, rfPod("p3", "4")),
+					rfEvent(watch.Deleted, rfPod("p3", "5")), rfEndBookmark("5"),
+					rfEvent(watch.Added, rfPod("p4", "6")))})}
 				r := NewReflector(lw, &v1.Pod{}, queue, 0)
 				stop := rfRun(r)
 				synctest.Wait()
 				if err := stop(); err != nil {
 					t.Fatal(err)
 				}
-				// Once per initial object, into the temporary store (the
-				// queue's Replace does not transform them again), and once
-				// for the live event. The reference transforms the initial
-				// objects twice.
-				if got := calls.Load(); got != 3 {
-					t.Errorf("transformer called %d times, want 3", got)
+				// Every added or modified state as it arrives (the deletion
+				// transforms nothing), then the final state of each object
+				// of the list, then the live event.
+				calls := log.take()
+				if len(calls) != 7 {
+					t.Fatalf("transform calls %v, want 7", describeCalls(calls))
+				}
+				checkStreamedTransforms(t, calls[:6], []string{"p1@1", "p2@2", "p1@3", "p3@4"}, []string{"p1@3", "p2@2"})
+				if got := calls[6].desc; got != "p4@6#1" {
+					t.Errorf("transform call for the live event: %s, want p4@6#1", got)
 				}
 				var popped []string
 				for range 3 {
 					_, err := queue.Pop(func(obj interface{}, _ bool) error {
-						var o interface{}
+						var objs []interface{}
 						switch v := obj.(type) {
 						case Deltas:
-							o = v.Newest().Object
+							objs = append(objs, v.Newest().Object)
 						case Delta:
-							o = v.Object
-						default:
-							o = obj
+							objs = append(objs, v.Object)
 						}
-						if o.(*v1.Pod).Spec.Hostname != "transformed" {
-							t.Errorf("%s was not transformed", rfDescribe(o))
+						if info, ok := objs[0].(ReplacedAllInfo); ok {
+							objs = info.Objects
 						}
-						popped = append(popped, rfDescribe(o))
+						for _, o := range objs {
+							p := o.(*v1.Pod)
+							popped = append(popped, rfDescribe(o)+" transforms="+p.Annotations["transforms"])
+						}
 						return nil
 					})
 					if err != nil {
 						t.Fatalf("Pop: %v", err)
 					}
+					if len(popped) == 3 {
+						break
+					}
 				}
 				// The streamed state reaches the queue in no particular order.
 				slices.Sort(popped[:2])
-				if diff := cmp.Diff([]string{"p1@1", "p2@2", "p3@3"}, popped); diff != "" {
+				want := []string{"p1@3 transforms=2", "p2@2 transforms=2", "p4@6 transforms=1"}
+				if diff := cmp.Diff(want, popped); diff != "" {
 					t.Errorf("popped (-want +got):\n%s", diff)
 				}
 			})

@@ -18,6 +18,14 @@ import (
 // both are the same version of the same object, the cached pointer is kept
 // and the fresh copy becomes garbage at once. Only objects that changed are
 // then held twice.
+//
+// A streaming list through a queue with a transform is the exception. As in
+// client-go, its objects are transformed twice: once each as it arrives (the
+// reference collects the stream in a temporary store built with the queue's
+// transformer), and once more, on that first result, when the list is
+// complete (the queue's Replace transforms what it is given). The first
+// results must be held until then, since they are the arguments of the
+// second calls; the reuse decision comes after the second transform.
 
 // listPreparer is implemented by the queues (DeltaFIFO and RealFIFO). A
 // Reflector feeding one hands it every listed object as it arrives, then the
@@ -32,6 +40,10 @@ type listPreparer interface {
 	// replaceTransformed is Replace for a list of prepared objects: it does
 	// not transform them again.
 	replaceTransformed(list []interface{}, resourceVersion string) error
+	// streamTransformer is the transform a streaming list applies to each
+	// object as it arrives, before prepareListed transforms the result
+	// again: the transform the queue's owner gave, or nil.
+	streamTransformer() TransformFunc
 }
 
 // reuseCached returns the object cached holds under key when it is the same
@@ -78,39 +90,71 @@ type listIntake struct {
 	// prepare turns each listed object into the one to collect; nil
 	// collects objects as they are.
 	prepare func(obj interface{}) (interface{}, error)
+	// settle, if set, is a second pass over the complete list, before
+	// replace: it turns each collected object into the one to hand over,
+	// in place, and fails as the store's Replace would.
+	settle func(list []interface{}) error
 	// replace hands the collected list to the store.
 	replace func(list []interface{}, resourceVersion string) error
-	// transform is the store's transformer, or nil; the streaming-list
-	// consistency check applies it to the objects it lists.
+	// transform is the transform of a streaming list's objects as they
+	// arrive, or nil; the streaming-list consistency check applies it to
+	// the objects it lists.
 	transform TransformFunc
 }
 
 // listIntake chooses how the objects of a list reach the store. A queue
 // prepares each object as it arrives (transform, then reuse of the cached
-// object). Any other store gets a paginated list as listed, for its Replace
-// to transform; a streaming list is collected through the store's
-// transformer, as the store would apply it.
+// object); for a streaming list with a transform, objects are only
+// transformed as they arrive, and the queue prepares the results once the
+// list is complete. Any other store gets a paginated list as listed, for
+// its Replace to transform; a streaming list is collected through the
+// store's transformer, and its Replace transforms the results again.
 func (r *Reflector) listIntake(streamed bool) listIntake {
+	if p, ok := r.store.(listPreparer); ok {
+		transform := p.streamTransformer()
+		in := listIntake{prepare: p.prepareListed, replace: p.replaceTransformed, transform: transform}
+		if streamed && transform != nil {
+			in.prepare = transformArriving(transform)
+			in.settle = func(list []interface{}) error { return prepareAll(p, list) }
+		}
+		return in
+	}
 	var transform TransformFunc
 	if ts, ok := r.store.(TransformingStore); ok {
 		transform = ts.Transformer()
 	}
-	if p, ok := r.store.(listPreparer); ok {
-		return listIntake{prepare: p.prepareListed, replace: p.replaceTransformed, transform: transform}
-	}
 	in := listIntake{replace: r.store.Replace, transform: transform}
 	if streamed && transform != nil {
-		// The store's Replace transforms the list once more: a store
-		// outside this package has no way to take a list as it is.
-		in.prepare = func(obj interface{}) (interface{}, error) {
-			key, err := DeletionHandlingMetaNamespaceKeyFunc(obj)
-			if err != nil {
-				return nil, KeyError{Obj: obj, Err: err}
-			}
-			return transformEntering(transform, key, obj)
-		}
+		in.prepare = transformArriving(transform)
 	}
 	return in
+}
+
+// transformArriving is the first transform of a streaming list's objects,
+// as client-go's temporary store applies it: a failure is the store's
+// "transforming" error, and the object is left out.
+func transformArriving(transform TransformFunc) func(obj interface{}) (interface{}, error) {
+	return func(obj interface{}) (interface{}, error) {
+		out, err := callTransform(transform, obj)
+		if err != nil {
+			return nil, fmt.Errorf("transforming: %w", err)
+		}
+		return out, nil
+	}
+}
+
+// prepareAll replaces each object of list with what p prepares from it, in
+// order, so that each first result may become garbage as the walk goes on.
+// It stops at the first failure.
+func prepareAll(p listPreparer, list []interface{}) error {
+	for i, obj := range list {
+		out, err := p.prepareListed(obj)
+		if err != nil {
+			return err
+		}
+		list[i] = out
+	}
+	return nil
 }
 
 // initialEvents collects the initial state a streaming list delivers, until

@@ -620,7 +620,9 @@ func mustAtoi(t *testing.T, s string) int {
 	return n
 }
 
-func TestReflectorList_QueueTransformsEachListedObjectOnce(t *testing.T) {
+// A paginated list transforms each object once; a streaming list twice, as
+// the reference does (see TestReflectorWatchList_QueuesTransformEachObjectTwice).
+func TestReflectorList_QueueTransformsEachListedObject(t *testing.T) {
 	for _, streamed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("streamed=%v", streamed), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -638,8 +640,12 @@ func TestReflectorList_QueueTransformsEachListedObjectOnce(t *testing.T) {
 				if err := stop(); err != nil {
 					t.Fatal(err)
 				}
-				if got := calls.Load(); got != 5 {
-					t.Errorf("transform called %d times for 5 listed objects", got)
+				want := int32(5)
+				if streamed {
+					want = 10
+				}
+				if got := calls.Load(); got != want {
+					t.Errorf("transform called %d times for 5 listed objects, want %d", got, want)
 				}
 				for _, obj := range listedObjects(drainObjs(t, queue)) {
 					if obj.(*v1.Pod).Spec.Hostname != "transformed" {
