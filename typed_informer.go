@@ -58,23 +58,24 @@ type typedIndexer[T any] struct {
 	Indexer
 }
 
-// TypedIndex is Index with typed objects. An object in the cache that is
-// not a T is an error.
+// TypedIndex is Index with typed objects. As in client-go, a cached
+// object that is not a T makes it panic (the type assertion fails).
 func (i typedIndexer[T]) TypedIndex(indexName string, obj T) ([]T, error) {
 	objs, err := i.Index(indexName, obj)
 	if err != nil {
 		return nil, err
 	}
-	return asTyped[T](objs)
+	return mustBeTyped[T](objs), nil
 }
 
-// ByTypedIndex is ByIndex with typed objects.
+// ByTypedIndex is ByIndex with typed objects; like TypedIndex, it panics
+// on a cached object that is not a T.
 func (i typedIndexer[T]) ByTypedIndex(indexName, indexedValue string) ([]T, error) {
 	objs, err := i.ByIndex(indexName, indexedValue)
 	if err != nil {
 		return nil, err
 	}
-	return asTyped[T](objs)
+	return mustBeTyped[T](objs), nil
 }
 
 // AddTypedIndexers adds typed index functions.
@@ -82,16 +83,12 @@ func (i typedIndexer[T]) AddTypedIndexers(newIndexers TypedIndexers[T]) error {
 	return i.AddIndexers(TypedIndexersToIndexers(newIndexers))
 }
 
-// asTyped converts cached objects to T.
-func asTyped[T any](objs []interface{}) ([]T, error) {
-	out := make([]T, 0, len(objs))
-	for _, obj := range objs {
-		typed, ok := obj.(T)
-		if !ok {
-			var want T
-			return nil, fmt.Errorf("cached object is %T, want %T", obj, want)
-		}
-		out = append(out, typed)
+// mustBeTyped asserts every cached object to T; the assertion panics with
+// Go's own message on the first one that is not.
+func mustBeTyped[T any](objs []interface{}) []T {
+	out := make([]T, len(objs))
+	for i, obj := range objs {
+		out[i] = obj.(T)
 	}
-	return out, nil
+	return out
 }

@@ -129,7 +129,7 @@ func TestTypedSharedIndexInformer_TypedHandlersAndIndexes(t *testing.T) {
 // As in client-go, delivering an object that is not a T to a typed handler
 // panics (seen here with the keep-serving opt-in, which lets later
 // notifications through).
-func TestTypedSharedIndexInformer_ObjectsOfAnotherTypePanicOrAreRefused(t *testing.T) {
+func TestTypedSharedIndexInformer_ObjectsOfAnotherTypePanic(t *testing.T) {
 	panics := keepServing(t)
 	synctest.Test(t, func(t *testing.T) {
 		src := infSource(t, 1)
@@ -170,9 +170,17 @@ func TestTypedSharedIndexInformer_ObjectsOfAnotherTypePanicOrAreRefused(t *testi
 		if err := inf.GetIndexer().Add(svc); err != nil {
 			t.Fatal(err)
 		}
-		_, err = inf.GetTypedIndexer().ByTypedIndex(NamespaceIndex, "ns")
-		if err == nil || !strings.Contains(err.Error(), "*v1.Service") {
-			t.Errorf("ByTypedIndex over a cached Service: error %v, want one naming *v1.Service", err)
+		// Typed lookups assert each cached object, as client-go's do: a
+		// Service among the results is a panic naming both types.
+		lookups := map[string]func(){
+			"ByTypedIndex": func() { _, _ = inf.GetTypedIndexer().ByTypedIndex(NamespaceIndex, "ns") },
+			"TypedIndex":   func() { _, _ = inf.GetTypedIndexer().TypedIndex(NamespaceIndex, testPod("ns", "any", "1")) },
+		}
+		for name, lookup := range lookups {
+			msg := recoveredPanic(lookup)
+			if !strings.Contains(msg, "*v1.Service") || !strings.Contains(msg, "*v1.Pod") {
+				t.Errorf("%s over a cached Service: panic %q, want a type assertion naming *v1.Service and *v1.Pod", name, msg)
+			}
 		}
 	})
 }
@@ -192,4 +200,16 @@ func TestTypedSharedIndexInformer_AddTypedEventHandlerRefusesBadArguments(t *tes
 			}
 		})
 	}
+}
+
+// recoveredPanic runs fn and returns what it panicked with, formatted, or
+// "" when it returned.
+func recoveredPanic(fn func()) (msg string) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg = fmt.Sprint(r)
+		}
+	}()
+	fn()
+	return ""
 }
