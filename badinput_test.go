@@ -250,15 +250,10 @@ func TestBadInput_WatchEventsAreSkippedAndTheInformerKeepsServing(t *testing.T) 
 		event watch.Event
 	}{
 		{"nil object", watch.Event{Type: watch.Added}},
-		{"typed nil object", watch.Event{Type: watch.Added, Object: (*v1.Pod)(nil)}},
-		{"typed nil modification", watch.Event{Type: watch.Modified, Object: (*v1.Pod)(nil)}},
-		{"typed nil deletion", watch.Event{Type: watch.Deleted, Object: (*v1.Pod)(nil)}},
-		{"typed nil bookmark", watch.Event{Type: watch.Bookmark, Object: (*v1.Pod)(nil)}},
 		{"object of the wrong type", watch.Event{Type: watch.Added, Object: &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cm"}}}},
 		{"object without metadata", watch.Event{Type: watch.Added, Object: &metaless{Name: "ghost"}}},
 		{"unknown event type", watch.Event{Type: "BOGUS", Object: badPod("ghost", "")}},
 		{"ERROR without an object", watch.Event{Type: watch.Error}},
-		{"ERROR with a typed nil status", watch.Event{Type: watch.Error, Object: (*metav1.Status)(nil)}},
 		{"ERROR carrying a pod", watch.Event{Type: watch.Error, Object: badPod("ghost", "")}},
 		{"ERROR with an empty status", watch.Event{Type: watch.Error, Object: &metav1.Status{}}},
 	}
@@ -371,10 +366,9 @@ func TestBadInput_ListResponsesThatAreNotListsAreRetried(t *testing.T) {
 		resp runtime.Object
 		want string
 	}{
-		{"a pod", badPod("a", "1"), "unable to understand list result &v1.Pod{"},
-		{"nil", nil, "unable to understand list result <nil>"},
-		{"typed nil list", (*v1.PodList)(nil), "unable to understand list result (*v1.PodList)(nil)"},
-		{"an object without metadata", &metaless{}, "unable to understand list result &cache.metaless{"},
+		{"a pod", badPod("a", "1"), "failed to list *v1.Pod: returned object must be a list: object does not implement the List interfaces"},
+		{"nil", nil, "failed to list *v1.Pod: returned object must be a list: object does not implement the List interfaces"},
+		{"an object without metadata", &metaless{}, "failed to list *v1.Pod: returned object must be a list: object does not implement the List interfaces"},
 		{"a table", tableList(), "failed to list *v1.Pod: unsupported list gvk: meta.k8s.io/v1, Kind=Table, type: *v1.Pod"},
 	}
 	for _, tc := range tests {
@@ -785,15 +779,16 @@ func TestBadInput_RunWithAStopChannelAlreadyClosed(t *testing.T) {
 	}
 }
 
-// A transform that returns nothing for an object (nil, or a nil pointer)
-// keeps that object out of the cache and the handlers. A watched object is
-// just skipped. A listed one is left out of a streaming list when the
-// temporary store can tell (a nil pointer); otherwise it reaches the
-// replacement without a key and, as in the reference, the whole
-// replacement is refused (see processReplacedAll): the informer syncs
-// without the list and goes on serving the watch. Transforms may be given
-// their own output (a streaming list transforms twice), so these accept
-// nil.
+// A transform that returns nothing for an object behaves as in client-go.
+// A nil keeps that object out of the cache and the handlers: a watched
+// object is just skipped; a listed one reaches the replacement without a
+// key and the whole replacement is refused (see processReplacedAll), so the
+// informer syncs without the list and goes on serving the watch. A nil
+// pointer of the object's type has a type but no metadata: computing its
+// key panics where the controller applies it (here with ReallyCrash false,
+// so the panic handlers see it and the informer goes on), and a listed one
+// takes its replacement down with it. Transforms may be given their own
+// output (a streaming list transforms twice), so these accept nil.
 func TestBadInput_TransformsReturningNothingLeaveOutTheirObject(t *testing.T) {
 	transforms := map[string]TransformFunc{
 		"nil": func(obj interface{}) (interface{}, error) {
@@ -814,15 +809,16 @@ func TestBadInput_TransformsReturningNothingLeaveOutTheirObject(t *testing.T) {
 		transform, mode string
 		listed          bool
 		want            []string
+		wantPanic       bool
 	}{
-		{"nil", "streaming", false, all},
-		{"nil", "paged", false, all},
-		{"typed nil", "streaming", false, all},
-		{"typed nil", "paged", false, all},
-		{"nil", "streaming", true, refused},
-		{"nil", "paged", true, refused},
-		{"typed nil", "streaming", true, all},
-		{"typed nil", "paged", true, refused},
+		{"nil", "streaming", false, all, false},
+		{"nil", "paged", false, all, false},
+		{"typed nil", "streaming", false, all, true},
+		{"typed nil", "paged", false, all, true},
+		{"nil", "streaming", true, refused, false},
+		{"nil", "paged", true, refused, false},
+		{"typed nil", "streaming", true, refused, true},
+		{"typed nil", "paged", true, refused, true},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s/%s/listed=%v", tc.transform, tc.mode, tc.listed), func(t *testing.T) {
@@ -836,10 +832,16 @@ func TestBadInput_TransformsReturningNothingLeaveOutTheirObject(t *testing.T) {
 			if tc.mode == "paged" {
 				lw = pagedOnly{src}
 			}
+			panics := keepServing(t)
 			b := startBadInformer(t, lw, func(inf *sharedIndexInformer) { mustOK(t, inf.SetTransform(transforms[tc.transform])) })
 			badWait(t, "sync", b.reg.HasSynced)
 			if !tc.listed {
 				src.Add(badPod("bad", ""))
+			}
+			if tc.wantPanic {
+				// Changes popped together share a fate: wait until the
+				// panic took the bad one, so that b is popped on its own.
+				badWait(t, "the panic", func() bool { return len(panics.all()) > 0 })
 			}
 			src.Add(badPod("b", ""))
 			badWait(t, "the served objects stored and delivered", func() bool {
@@ -848,6 +850,13 @@ func TestBadInput_TransformsReturningNothingLeaveOutTheirObject(t *testing.T) {
 			b.stop()
 			if diff := cmp.Diff(tc.want, b.rec.seenKeys()); diff != "" {
 				t.Errorf("keys the handler was told about (-want +got):\n%s", diff)
+			}
+			var wantPanics []string
+			if tc.wantPanic {
+				wantPanics = []string{nilDereference}
+			}
+			if diff := cmp.Diff(wantPanics, panics.all()); diff != "" {
+				t.Errorf("panics (-want +got):\n%s", diff)
 			}
 		})
 	}

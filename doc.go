@@ -192,9 +192,6 @@
 // back to a paginated list instead of waiting forever
 // (kubernetes/kubernetes#135895).
 //
-// Still different, to be converted: typed-nil objects from the server are
-// skipped and reported where client-go can panic; a typed handler given an
-// object that is not its type logs and drops it where client-go panics;
-// AddEventHandler(nil) and a ListWatch without functions are errors where
-// client-go accepts them and panics later.
+// Where kcache still differs from client-go by default, README's
+// "kcache and client-go" table says so and why.
 package cache

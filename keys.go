@@ -146,24 +146,21 @@ func NamespacedNameAsObjectName(nn types.NamespacedName) ObjectName {
 	return ObjectName{Namespace: nn.Namespace, Name: nn.Name}
 }
 
-// MetaObjectToName returns the namespace and name of obj.
+// MetaObjectToName returns the namespace and name of obj. Like client-go's,
+// it calls obj's methods without checking it first: a nil obj, or a nil
+// pointer whose methods dereference it, panics.
 func MetaObjectToName(obj metav1.Object) ObjectName {
-	if obj == nil {
-		return ObjectName{}
-	}
 	return ObjectName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 }
 
 // ObjectToName returns the namespace and name of any object that has object
-// metadata; an object without it (including nil and a typed nil pointer) is
-// an error.
+// metadata; an object without it (including nil) is an error. A nil pointer
+// of a type that has metadata passes meta.Accessor and then panics in
+// MetaObjectToName, as in client-go.
 func ObjectToName(obj interface{}) (ObjectName, error) {
 	accessor, err := meta.Accessor(obj)
 	if err != nil {
 		return ObjectName{}, fmt.Errorf("object has no meta: %v", err)
-	}
-	if isNilPointer(accessor) {
-		return ObjectName{}, fmt.Errorf("object has no meta: nil %T", obj)
 	}
 	return MetaObjectToName(accessor), nil
 }

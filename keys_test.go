@@ -21,7 +21,6 @@ func TestMetaNamespaceKeyFunc_KeysByNamespaceAndName(t *testing.T) {
 		"explicit key is its own": {obj: ExplicitKey("any/thing/at/all"), want: "any/thing/at/all"},
 		"no metadata":             {obj: 42, wantErr: true},
 		"nil":                     {obj: nil, wantErr: true},
-		"typed nil pod":           {obj: (*v1.Pod)(nil), wantErr: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -31,6 +30,24 @@ func TestMetaNamespaceKeyFunc_KeysByNamespaceAndName(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Errorf("key = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// A nil pointer of a type with metadata passes meta.Accessor and panics
+// when its name is read, in client-go's key functions as in these.
+func TestKeyFuncs_PanicOnANilPointer(t *testing.T) {
+	calls := map[string]func(){
+		"MetaNamespaceKeyFunc":                 func() { _, _ = MetaNamespaceKeyFunc((*v1.Pod)(nil)) },
+		"DeletionHandlingMetaNamespaceKeyFunc": func() { _, _ = DeletionHandlingMetaNamespaceKeyFunc((*v1.Pod)(nil)) },
+		"ObjectToName":                         func() { _, _ = ObjectToName((*v1.Pod)(nil)) },
+		"MetaObjectToName of nil":              func() { _ = MetaObjectToName(nil) },
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			if p := capturePanic(call); p == nil {
+				t.Errorf("%s returned; want a panic, as in client-go", name)
 			}
 		})
 	}
@@ -108,9 +125,6 @@ func TestObjectName_Conversions(t *testing.T) {
 	}
 	if got := MetaObjectToName(&metav1.ObjectMeta{Namespace: "x", Name: "y"}); got != NewObjectName("x", "y") {
 		t.Errorf("MetaObjectToName = %+v", got)
-	}
-	if got := MetaObjectToName(nil); got != (ObjectName{}) {
-		t.Errorf("MetaObjectToName(nil) = %+v", got)
 	}
 	if _, err := ObjectToName("not an object"); err == nil {
 		t.Error("ObjectToName without metadata: want error")

@@ -100,15 +100,15 @@ func (p listPager) collectWhole(ctx context.Context, opts metav1.ListOptions) (l
 // context's error is returned.
 func (l *listedItems) addPage(ctx context.Context, page runtime.Object, first bool, p listPager) (string, error) {
 	prepare := p.prepare
-	if isNilObject(page) {
-		return "", listResultError{fmt.Errorf("unable to understand list result %#v: the list is a nil %T", page, page)}
-	}
 	if table, gvk := isUnsupportedTableListObject(page); table {
 		return "", fmt.Errorf("unsupported list gvk: %v, type: %v", gvk, p.typeDescription)
 	}
+	// client-go's pager checks every page this way, before the reflector
+	// looks at the list; a nil pointer of a list type passes and panics
+	// when its metadata is read, as it does there.
 	m, err := meta.ListAccessor(page)
 	if err != nil {
-		return "", listResultError{fmt.Errorf("unable to understand list result %#v: %v", page, err)}
+		return "", fmt.Errorf("returned object must be a list: %v", err)
 	}
 	if first {
 		l.resourceVersion = m.GetResourceVersion()

@@ -124,13 +124,13 @@ func TestListPager_CollectsEveryPage(t *testing.T) {
 			pageSize:  1,
 			pages:     map[string]rfReply{"": {obj: rfPod("a", "1")}},
 			wantCalls: []metav1.ListOptions{{Limit: 1}},
-			wantErr:   "unable to understand list result",
+			wantErr:   "returned object must be a list: object does not implement the List interfaces",
 		},
 		"a nil page": {
 			pageSize:  1,
 			pages:     map[string]rfReply{"": {}},
 			wantCalls: []metav1.ListOptions{{Limit: 1}},
-			wantErr:   "unable to understand list result",
+			wantErr:   "returned object must be a list: object does not implement the List interfaces",
 		},
 		"a table": {
 			pageSize:  1,

@@ -338,7 +338,10 @@ func (f *RealFIFO) prepareListed(obj interface{}) (interface{}, error) {
 			return nil, err
 		}
 	}
-	if f.consumerCache == nil {
+	// Reuse is this package's own step, not client-go's: it must not make
+	// a key function panic on a nil pointer that client-go would only meet
+	// (and panic on) when the consumer applies the list.
+	if f.consumerCache == nil || isNilPointer(out) {
 		return out, nil
 	}
 	key, err := f.keyOf(out)

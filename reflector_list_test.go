@@ -279,7 +279,7 @@ func TestReflector_ListFailuresEndTheCycleWithAnError(t *testing.T) {
 		wantInErr string
 	}{
 		"list error is wrapped": {reply: rfReply{err: listErr}, wantIs: listErr},
-		"not a list":            {reply: rfReply{obj: rfPod("a", "1")}, wantInErr: "unable to understand list result &v1.Pod{"},
+		"not a list":            {reply: rfReply{obj: rfPod("a", "1")}, wantInErr: "failed to list *v1.Pod: returned object must be a list: "},
 		"a list of tables":      {reply: rfReply{obj: rfTableList()}, wantInErr: "unsupported list gvk"},
 		// client-go formats the store's error with %v: it is not wrapped.
 		"store refuses the list": {reply: rfReply{obj: rfPodList("1", "")}, replace: listErr, wantInErr: "unable to sync list result: server on fire"},
@@ -362,6 +362,18 @@ func rfPanicCases() map[string]struct {
 			store:     rfPanickingStore{newRFStore()},
 			wantPanic: "replace boom",
 		},
+		// Nil pointers of the expected type pass every check and panic
+		// when their metadata is read, in client-go as here.
+		"watch ADDED of a nil *v1.Pod":    rfNilEventCase(watch.Added, (*v1.Pod)(nil)),
+		"watch MODIFIED of a nil *v1.Pod": rfNilEventCase(watch.Modified, (*v1.Pod)(nil)),
+		"watch DELETED of a nil *v1.Pod":  rfNilEventCase(watch.Deleted, (*v1.Pod)(nil)),
+		"watch BOOKMARK of a nil *v1.Pod": rfNilEventCase(watch.Bookmark, (*v1.Pod)(nil)),
+		"watch ERROR of a nil *Status":    rfNilEventCase(watch.Error, (*metav1.Status)(nil)),
+		"list of a nil *v1.PodList": {
+			lw:        &rfLW{listFn: rfLists(rfReply{obj: (*v1.PodList)(nil)})},
+			store:     newRFStore(),
+			wantPanic: nilDereference,
+		},
 		"watch panics": {
 			lw: &rfLW{
 				listFn:  rfLists(rfReply{obj: rfPodList("1", "")}),
@@ -370,6 +382,30 @@ func rfPanicCases() map[string]struct {
 			store:     newRFStore(),
 			wantPanic: "boom",
 		},
+	}
+}
+
+// nilDereference is the text of Go's panic on a nil pointer dereference.
+const nilDereference = "runtime error: invalid memory address or nil pointer dereference"
+
+// rfNilEventCase is a panic case: a good list, then a watch whose first
+// event carries obj, a nil pointer.
+func rfNilEventCase(t watch.EventType, obj runtime.Object) struct {
+	lw        *rfLW
+	store     ReflectorStore
+	wantPanic string
+} {
+	return struct {
+		lw        *rfLW
+		store     ReflectorStore
+		wantPanic string
+	}{
+		lw: &rfLW{
+			listFn:  rfLists(rfReply{obj: rfPodList("1", "")}),
+			watchFn: rfWatches(rfWatchReply{stream: newRFStream(false, watch.Event{Type: t, Object: obj})}),
+		},
+		store:     newRFStore(),
+		wantPanic: nilDereference,
 	}
 }
 

@@ -284,12 +284,13 @@ func (s *streamReader) observe() {
 
 // handle applies one event. done reports the initial-events-end bookmark of
 // a streaming list; err reports an ERROR event. Events of the wrong type, or
-// without object metadata, are reported and skipped.
+// without object metadata, are reported and skipped. A nil pointer of the
+// expected type panics when its resource version is read, as in client-go;
+// the panic reaches the cycle's utilruntime.HandleCrashWithContext.
 func (s *streamReader) handle(ev watch.Event) (done bool, err error) {
 	if ev.Type == watch.Error {
-		if isNilObject(ev.Object) {
-			return false, fmt.Errorf("watch of %s: ERROR event without a status", s.r.typeDescription)
-		}
+		// As in client-go: an ERROR event without a Status is an
+		// UnexpectedObjectError, and a nil *metav1.Status panics.
 		return false, apierrors.FromObject(ev.Object)
 	}
 	if !s.r.admits(s.ctx, ev.Object) {
@@ -374,11 +375,6 @@ func (r *Reflector) admits(ctx context.Context, obj runtime.Object) bool {
 			return false
 		}
 	}
-	if isNilObject(obj) {
-		// client-go would panic reading the object's kind.
-		utilruntime.HandleErrorWithContext(ctx, nil, "Unexpected watch event object type", "reflector", r.name, "expectedType", r.expectedType, "actualType", reflect.TypeOf(obj))
-		return false
-	}
 	if r.expectedGVK != nil {
 		if got := obj.GetObjectKind().GroupVersionKind(); got != *r.expectedGVK {
 			utilruntime.HandleErrorWithContext(ctx, nil, "Unexpected watch event object gvk", "reflector", r.name, "expectedGVK", *r.expectedGVK, "actualGVK", got)
@@ -390,12 +386,6 @@ func (r *Reflector) admits(ctx context.Context, obj runtime.Object) bool {
 		return false
 	}
 	return true
-}
-
-// isNilObject reports a missing object: nil, or a nil pointer of some
-// type (whose metadata methods would dereference it).
-func isNilObject(obj runtime.Object) bool {
-	return obj == nil || isNilPointer(obj)
 }
 
 // watchOptions are the options of a live watch resuming at rv.

@@ -201,9 +201,6 @@ func (e *initialEvents) put(obj interface{}) error {
 		if obj, err = e.prepare(obj); err != nil {
 			return err
 		}
-		if isNilPointer(obj) {
-			return fmt.Errorf("object %q became a nil %T on its way into the store", key, obj)
-		}
 	}
 	if i, ok := e.at[key]; ok {
 		e.objs[i] = obj

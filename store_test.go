@@ -223,9 +223,8 @@ func TestIndexer_AddIndexersFailingOnAStoredObjectPanics(t *testing.T) {
 func TestStore_BadInputGivesKeyErrors(t *testing.T) {
 	s := NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
 	for name, obj := range map[string]interface{}{
-		"nil":           nil,
-		"no metadata":   "a string",
-		"typed nil pod": (*v1.Pod)(nil),
+		"nil":         nil,
+		"no metadata": "a string",
 	} {
 		t.Run(name, func(t *testing.T) {
 			var ke KeyError
@@ -248,6 +247,22 @@ func TestStore_BadInputGivesKeyErrors(t *testing.T) {
 				t.Errorf("store changed: %v", s.ListKeys())
 			}
 		})
+	}
+}
+
+// A nil pointer of a type with metadata is not a key error: the key
+// function panics on it, in client-go as here.
+func TestStore_NilPointerPanicsTheKeyFunction(t *testing.T) {
+	s := NewStore(MetaNamespaceKeyFunc)
+	for op, call := range map[string]func(){
+		"add":    func() { _ = s.Add((*v1.Pod)(nil)) },
+		"update": func() { _ = s.Update((*v1.Pod)(nil)) },
+		"delete": func() { _ = s.Delete((*v1.Pod)(nil)) },
+		"get":    func() { _, _, _ = s.Get((*v1.Pod)(nil)) },
+	} {
+		if p := capturePanic(call); fmt.Sprint(p) != nilDereference {
+			t.Errorf("%s panicked with %v, want %q", op, p, nilDereference)
+		}
 	}
 }
 

@@ -177,7 +177,7 @@ func TestTypedSharedIndexInformer_ObjectsOfAnotherTypePanic(t *testing.T) {
 			"TypedIndex":   func() { _, _ = inf.GetTypedIndexer().TypedIndex(NamespaceIndex, testPod("ns", "any", "1")) },
 		}
 		for name, lookup := range lookups {
-			msg := recoveredPanic(lookup)
+			msg := fmt.Sprint(capturePanic(lookup))
 			if !strings.Contains(msg, "*v1.Service") || !strings.Contains(msg, "*v1.Pod") {
 				t.Errorf("%s over a cached Service: panic %q, want a type assertion naming *v1.Service and *v1.Pod", name, msg)
 			}
@@ -200,16 +200,4 @@ func TestTypedSharedIndexInformer_AddTypedEventHandlerRefusesBadArguments(t *tes
 			}
 		})
 	}
-}
-
-// recoveredPanic runs fn and returns what it panicked with, formatted, or
-// "" when it returned.
-func recoveredPanic(fn func()) (msg string) {
-	defer func() {
-		if r := recover(); r != nil {
-			msg = fmt.Sprint(r)
-		}
-	}()
-	fn()
-	return ""
 }
