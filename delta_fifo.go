@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -227,10 +228,11 @@ func (f *DeltaFIFO) knownLocked(key string) bool {
 // order). The tombstone carries the newest queued object of the key, else
 // the known object, else nil. The resource version is ignored.
 //
-// Keys and transforms are computed before anything is queued, so an error
-// leaves the queue unchanged. The first Replace before any Add, Update or
-// Delete fixes the items the initial sync waits for: everything queued
-// when it returns.
+// As in client-go, an object whose key or transform fails ends Replace
+// with an error: the objects before it stay queued, no deletion is
+// inferred and the initial sync does not start. The first Replace that
+// succeeds before any Add, Update or Delete fixes the items the initial
+// sync waits for: everything queued when it returns.
 func (f *DeltaFIFO) Replace(list []interface{}, _ string) error {
 	return f.replace(list, f.transformer)
 }
@@ -257,12 +259,19 @@ func (f *DeltaFIFO) prepareListed(obj interface{}) (interface{}, error) {
 // to each object as it arrives, then prepareListed applies it again.
 func (f *DeltaFIFO) streamTransformer() TransformFunc { return f.transformer }
 
+// preparesListed is false: a DeltaFIFO's Replace keys and transforms each
+// object itself, and its failures leave the objects before them queued.
+func (f *DeltaFIFO) preparesListed() bool { return false }
+
 // replace is Replace with the transform to apply (nil for none).
+//
+// As in client-go, the objects are keyed and transformed one by one, and
+// the first failure ends the replacement: the objects before it stay
+// queued, nothing is inferred deleted and the initial sync does not start.
+// A key failure is returned as the KeyError; a transform failure as
+// client-go formats it, "couldn't enqueue object: ..." (not wrapped).
 func (f *DeltaFIFO) replace(list []interface{}, transform TransformFunc) error {
-	staged, err := stageAll(list, f.KeyOf, transform)
-	if err != nil {
-		return err
-	}
+	staged, keyFailed, err := stagePrefix(list, f.KeyOf, transform)
 	action := Sync
 	if f.emitDeltaTypeReplaced {
 		action = Replaced
@@ -274,6 +283,12 @@ func (f *DeltaFIFO) replace(list []interface{}, transform TransformFunc) error {
 	for _, s := range staged {
 		listed[s.key] = struct{}{}
 		f.recordLocked(s.key, Delta{Type: action, Object: s.obj})
+	}
+	switch {
+	case err != nil && keyFailed:
+		return err
+	case err != nil:
+		return fmt.Errorf("couldn't enqueue object: %v", err)
 	}
 	f.recordMissingLocked(listed)
 	f.sync.firstReplace(f.book.len())

@@ -178,7 +178,9 @@ func failOn(name string) TransformFunc {
 	}
 }
 
-func TestDeltaFIFO_FailuresLeaveTheQueueUnchanged(t *testing.T) {
+// A failing call leaves the queue unchanged, except a Replace: as in
+// client-go, the objects before the failing one stay queued.
+func TestDeltaFIFO_Failures(t *testing.T) {
 	a1, b1 := queuePod("a", "1"), queuePod("b", "1")
 	tests := map[string]struct {
 		op          func(f *DeltaFIFO) error
@@ -187,14 +189,18 @@ func TestDeltaFIFO_FailuresLeaveTheQueueUnchanged(t *testing.T) {
 		// wantPanic: the call panics (user code's panic goes on, as in
 		// client-go); the queue is still unchanged.
 		wantPanic bool
+		// wantAlso is what the call queued before failing.
+		wantAlso []Deltas
+		// wantErr, if set, is the error's exact text.
+		wantErr string
 	}{
 		"add nil":                       {op: func(f *DeltaFIFO) error { return f.Add(nil) }, wantKeyErr: true, wantPopProp: true},
 		"update without metadata":       {op: func(f *DeltaFIFO) error { return f.Update(noMeta{"x"}) }, wantKeyErr: true, wantPopProp: true},
 		"delete without metadata":       {op: func(f *DeltaFIFO) error { return f.Delete(noMeta{"x"}) }, wantKeyErr: true},
-		"replace with one bad entry":    {op: func(f *DeltaFIFO) error { return f.Replace(objs(b1, noMeta{"x"}), "1") }, wantKeyErr: true},
+		"replace with one bad entry":    {op: func(f *DeltaFIFO) error { return f.Replace(objs(b1, noMeta{"x"}), "1") }, wantKeyErr: true, wantAlso: []Deltas{{{Sync, b1}}}},
 		"add failing the transform":     {op: func(f *DeltaFIFO) error { return f.Add(queuePod("bad", "1")) }, wantPopProp: true},
 		"add panicking in transform":    {op: func(f *DeltaFIFO) error { return f.Add(queuePod("panic", "1")) }, wantPanic: true},
-		"replace failing the transform": {op: func(f *DeltaFIFO) error { return f.Replace(objs(b1, queuePod("bad", "1")), "1") }},
+		"replace failing the transform": {op: func(f *DeltaFIFO) error { return f.Replace(objs(b1, queuePod("bad", "1"), a1), "1") }, wantAlso: []Deltas{{{Sync, b1}}}, wantErr: "couldn't enqueue object: cannot transform bad"},
 		"delete failing the transform":  {op: func(f *DeltaFIFO) error { return f.Delete(queuePod("bad", "1")) }, wantPopProp: true},
 	}
 	for name, tc := range tests {
@@ -221,8 +227,11 @@ func TestDeltaFIFO_FailuresLeaveTheQueueUnchanged(t *testing.T) {
 				if got := f.HasSynced(); got != tc.wantPopProp {
 					t.Errorf("HasSynced() = %v, want %v", got, tc.wantPopProp)
 				}
+				if tc.wantErr != "" && err.Error() != tc.wantErr {
+					t.Errorf("error %q, want %q", err, tc.wantErr)
+				}
 			}
-			want := []Deltas{{{Sync, a1}}, {{Sync, queuePod("bad", "0")}}}
+			want := append([]Deltas{{{Sync, a1}}, {{Sync, queuePod("bad", "0")}}}, tc.wantAlso...)
 			if diff := cmp.Diff(want, deltasOf(t, f)); diff != "" {
 				t.Errorf("queue content (-want +got):\n%s", diff)
 			}

@@ -110,17 +110,24 @@ func stageObject(keyOf func(interface{}) (string, error), transform TransformFun
 	return key, out, err
 }
 
-// stageAll stages every object of list as stageObject does, or fails on the
-// first error. Queues stage a list before taking their lock, so user code
-// runs unlocked and a failure leaves the queue unchanged.
-func stageAll(list []interface{}, keyOf func(interface{}) (string, error), transform TransformFunc) ([]stagedObject, error) {
-	staged := make([]stagedObject, len(list))
-	for i, obj := range list {
-		key, out, err := stageObject(keyOf, transform, obj)
+// stagePrefix stages the objects of list in order, as stageObject does,
+// until one fails: it returns the objects staged before the failure and
+// the failure, or every object and nil. keyFailed tells a key failure (a
+// KeyError) from a transform failure. Queues stage before taking their
+// lock, so user code runs unlocked, then queue what client-go would have
+// queued before the failure.
+func stagePrefix(list []interface{}, keyOf func(interface{}) (string, error), transform TransformFunc) (staged []stagedObject, keyFailed bool, err error) {
+	staged = make([]stagedObject, 0, len(list))
+	for _, obj := range list {
+		key, err := keyOf(obj)
 		if err != nil {
-			return nil, err
+			return staged, true, KeyError{Obj: obj, Err: err}
 		}
-		staged[i] = stagedObject{key: key, obj: out}
+		out, err := transformEntering(transform, key, obj)
+		if err != nil {
+			return staged, false, err
+		}
+		staged = append(staged, stagedObject{key: key, obj: out})
 	}
-	return staged, nil
+	return staged, false, nil
 }

@@ -300,8 +300,10 @@ func (f *RealFIFO) Bookmark(resourceVersion string) error {
 // known object); then a Replaced change for every object of newItems, in
 // order.
 //
-// Keys and transforms are computed before anything is queued, so an error
-// leaves the queue unchanged. The first Replace before any Add, Update or
+// A failure goes as in client-go: with AtomicEvents, a failing transform
+// queues nothing; otherwise a key failure queues nothing, and a failing
+// transform leaves the deletions and the objects before it queued (see
+// replace). The first Replace that succeeds before any Add, Update or
 // Delete fixes the items the initial sync waits for: everything queued when
 // it returns.
 func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error {
@@ -351,6 +353,12 @@ func (f *RealFIFO) prepareListed(obj interface{}) (interface{}, error) {
 	return reuseCached(f.consumerCache, key, out), nil
 }
 
+// preparesListed is true with AtomicEvents, whose Replace queues the whole
+// list or nothing, and with value sharing (an opt-in: the cached copy must
+// not reach the owner's transform); otherwise Replace gets the list as
+// listed, to fail partway as client-go's does.
+func (f *RealFIFO) preparesListed() bool { return f.atomicEvents || f.valueSharing }
+
 // streamTransformer is the transform a streaming list applies to each
 // object as it arrives, before prepareListed transforms it again: the
 // queue's transformer, without an informer's value sharing. Sharing is for
@@ -364,30 +372,61 @@ func (f *RealFIFO) streamTransformer() TransformFunc {
 }
 
 // replace is Replace with the transform to apply (nil for none).
+//
+// Without AtomicEvents it goes as client-go's: every key first (a failure
+// queues nothing and is the KeyError), then the deletions the list
+// implies, then each object transformed and queued in order. A transform
+// failure ends it there, the deletions and the objects before it queued,
+// and is returned as "couldn't enqueue object: %w"; the initial sync only
+// starts with a Replace that succeeded.
 func (f *RealFIFO) replace(newItems []interface{}, resourceVersion string, transform TransformFunc) error {
 	if f.atomicEvents {
 		return f.replaceAtomic(newItems, resourceVersion, transform)
 	}
-	staged, err := stageAll(newItems, f.keyOf, transform)
-	if err != nil {
-		return err
+	keys := make([]string, len(newItems))
+	for i, obj := range newItems {
+		key, err := f.keyOf(obj)
+		if err != nil {
+			return KeyError{Obj: obj, Err: err}
+		}
+		keys[i] = key
 	}
+	objs, transformErr := transformUntilFailure(transform, keys, newItems)
 
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	listed := make(map[string]struct{}, len(staged))
-	for _, s := range staged {
-		listed[s.key] = struct{}{}
+	listed := make(map[string]struct{}, len(keys))
+	for _, key := range keys {
+		listed[key] = struct{}{}
 	}
 	for _, t := range replacementTombstones(f.logger, f.queuedChangesLocked(), f.knownObjects, listed) {
 		f.queue.push(queuedDelta{key: t.Key, Delta: Delta{Type: Deleted, Object: t}})
 	}
-	for _, s := range staged {
-		f.queue.push(queuedDelta{key: s.key, Delta: Delta{Type: Replaced, Object: s.obj}})
+	for i, obj := range objs {
+		f.queue.push(queuedDelta{key: keys[i], Delta: Delta{Type: Replaced, Object: obj}})
+	}
+	if transformErr != nil {
+		f.queuedLocked()
+		return fmt.Errorf("couldn't enqueue object: %w", transformErr)
 	}
 	f.sync.firstReplace(f.queue.len())
 	f.queuedLocked()
 	return nil
+}
+
+// transformUntilFailure transforms the objects of list in order (see
+// transformEntering) until one fails; it returns the results before the
+// failure and the failure.
+func transformUntilFailure(transform TransformFunc, keys []string, list []interface{}) ([]interface{}, error) {
+	out := make([]interface{}, 0, len(list))
+	for i, obj := range list {
+		t, err := transformEntering(transform, keys[i], obj)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 // replaceAtomic is Replace with AtomicEvents.

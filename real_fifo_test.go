@@ -135,7 +135,11 @@ func TestRealFIFO_Transformer(t *testing.T) {
 	}
 }
 
-func TestRealFIFO_FailuresLeaveTheQueueUnchanged(t *testing.T) {
+// A failing call leaves the queue unchanged, except a Replace without
+// AtomicEvents failing a transform: as in client-go, the deletions it
+// inferred and the objects before the failing one stay queued, and the
+// error wraps the transform's.
+func TestRealFIFO_Failures(t *testing.T) {
 	a1 := queuePod("a", "1")
 	tests := map[string]struct {
 		atomic     bool
@@ -145,14 +149,25 @@ func TestRealFIFO_FailuresLeaveTheQueueUnchanged(t *testing.T) {
 		// wantPanic: the call panics (user code's panic goes on, as in
 		// client-go); the queue is still unchanged.
 		wantPanic bool
+		// wantQueued counts the changes the call queued before failing.
+		wantQueued int
+		// wantWrapped: the error is "couldn't enqueue object: " wrapping
+		// the transform's error.
+		wantWrapped bool
 	}{
-		"add nil":                       {op: func(f *RealFIFO) error { return f.Add(nil) }, wantKeyErr: true, wantSynced: true},
-		"update without metadata":       {op: func(f *RealFIFO) error { return f.Update(noMeta{"x"}) }, wantKeyErr: true, wantSynced: true},
-		"delete without metadata":       {op: func(f *RealFIFO) error { return f.Delete(noMeta{"x"}) }, wantKeyErr: true, wantSynced: true},
-		"replace with one bad entry":    {op: func(f *RealFIFO) error { return f.Replace(objs(queuePod("b", "1"), noMeta{"x"}), "1") }, wantKeyErr: true},
-		"add failing the transform":     {op: func(f *RealFIFO) error { return f.Add(queuePod("bad", "1")) }, wantSynced: true},
-		"add panicking in transform":    {op: func(f *RealFIFO) error { return f.Add(queuePod("panic", "1")) }, wantPanic: true},
-		"replace failing the transform": {op: func(f *RealFIFO) error { return f.Replace(objs(queuePod("b", "1"), queuePod("bad", "1")), "1") }},
+		"add nil":                    {op: func(f *RealFIFO) error { return f.Add(nil) }, wantKeyErr: true, wantSynced: true},
+		"update without metadata":    {op: func(f *RealFIFO) error { return f.Update(noMeta{"x"}) }, wantKeyErr: true, wantSynced: true},
+		"delete without metadata":    {op: func(f *RealFIFO) error { return f.Delete(noMeta{"x"}) }, wantKeyErr: true, wantSynced: true},
+		"replace with one bad entry": {op: func(f *RealFIFO) error { return f.Replace(objs(queuePod("b", "1"), noMeta{"x"}), "1") }, wantKeyErr: true},
+		"add failing the transform":  {op: func(f *RealFIFO) error { return f.Add(queuePod("bad", "1")) }, wantSynced: true},
+		"add panicking in transform": {op: func(f *RealFIFO) error { return f.Add(queuePod("panic", "1")) }, wantPanic: true},
+		"replace failing the transform": {
+			op: func(f *RealFIFO) error {
+				return f.Replace(objs(queuePod("b", "1"), queuePod("bad", "1"), queuePod("c", "1")), "1")
+			},
+			wantQueued:  2, // a's tombstone, then b
+			wantWrapped: true,
+		},
 		"atomic replace failing the transform": {
 			atomic: true,
 			op:     func(f *RealFIFO) error { return f.Replace(objs(queuePod("b", "1"), queuePod("bad", "1")), "1") },
@@ -185,9 +200,12 @@ func TestRealFIFO_FailuresLeaveTheQueueUnchanged(t *testing.T) {
 				if got := f.HasSynced(); got != tc.wantSynced {
 					t.Errorf("HasSynced() = %v, want %v", got, tc.wantSynced)
 				}
+				if tc.wantWrapped && (err.Error() != "couldn't enqueue object: cannot transform bad" || errors.Unwrap(err) == nil) {
+					t.Errorf("error %q (wraps %v), want client-go's wrapping of the transform's error", err, errors.Unwrap(err))
+				}
 			}
-			if got := queuedLen(f); got != before {
-				t.Errorf("%d changes queued after the failure, want %d", got, before)
+			if got := queuedLen(f); got != before+tc.wantQueued {
+				t.Errorf("%d changes queued after the failure, want %d", got, before+tc.wantQueued)
 			}
 		})
 	}

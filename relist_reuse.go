@@ -40,6 +40,13 @@ type listPreparer interface {
 	// replaceTransformed is Replace for a list of prepared objects: it does
 	// not transform them again.
 	replaceTransformed(list []interface{}, resourceVersion string) error
+	// preparesListed reports whether the queue's objects may be prepared
+	// one by one as a list arrives. It is false where client-go's Replace
+	// can fail partway and leave part of the list queued (DeltaFIFO, and
+	// RealFIFO without AtomicEvents or value sharing): the Reflector then
+	// hands such a queue the list as listed, and its Replace does exactly
+	// what client-go's does, failures included.
+	preparesListed() bool
 	// streamTransformer is the transform a streaming list applies to each
 	// object as it arrives, before prepareListed transforms the result
 	// again: the transform the queue's owner gave, or nil.
@@ -110,7 +117,7 @@ type listIntake struct {
 // its Replace to transform; a streaming list is collected through the
 // store's transformer, and its Replace transforms the results again.
 func (r *Reflector) listIntake(streamed bool) listIntake {
-	if p, ok := r.store.(listPreparer); ok {
+	if p, ok := r.store.(listPreparer); ok && p.preparesListed() {
 		transform := p.streamTransformer()
 		in := listIntake{prepare: p.prepareListed, replace: p.replaceTransformed, transform: transform}
 		if streamed && transform != nil {
@@ -160,9 +167,9 @@ func prepareAll(p listPreparer, list []interface{}) error {
 // initialEvents collects the initial state a streaming list delivers, until
 // the bookmark that ends it. It is the ReflectorStore the stream is read
 // into: Add and Update keep the newest object of each key, Delete drops it.
-// Objects go through prepare on the way in; one that prepare turns into a
-// nil pointer is left out (an error for that event), while a plain nil is
-// kept for the store's Replace to refuse. It keeps arrival order, and holds
+// Objects go through prepare on the way in; what prepare returns is kept,
+// even nil or a nil pointer, for the store's Replace to meet, as client-go's
+// temporary store keeps what its transform returns. It keeps arrival order, and holds
 // only a slice and an index from key to position: far less than a Store.
 //
 // An initialEvents belongs to the goroutine reading the stream.

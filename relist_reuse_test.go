@@ -439,17 +439,20 @@ func TestReflectorList_QueueCollectsTheCachedObjectOfEveryUnchangedItem(t *testi
 	}
 	type target struct {
 		queue func(known *fakeKnown) Queue
-		// reuses says whether the queue can know what is cached.
+		// reuses says whether the queue prepares listed objects as they
+		// arrive and can know what is cached. A DeltaFIFO and a RealFIFO
+		// without AtomicEvents get the list as listed, so that their Replace
+		// can fail partway as client-go's does.
 		reuses bool
 	}
 	targets := map[string]target{
-		"DeltaFIFO with KnownObjects": {reuses: true, queue: func(k *fakeKnown) Queue {
+		"DeltaFIFO with KnownObjects": {queue: func(k *fakeKnown) Queue {
 			return NewDeltaFIFOWithOptions(DeltaFIFOOptions{KnownObjects: k, EmitDeltaTypeReplaced: true})
 		}},
 		"DeltaFIFO without KnownObjects": {queue: func(*fakeKnown) Queue {
 			return NewDeltaFIFOWithOptions(DeltaFIFOOptions{EmitDeltaTypeReplaced: true})
 		}},
-		"RealFIFO": {reuses: true, queue: func(k *fakeKnown) Queue {
+		"RealFIFO": {queue: func(k *fakeKnown) Queue {
 			return NewRealFIFOWithOptions(RealFIFOOptions{KnownObjects: k})
 		}},
 		"atomic RealFIFO of an informer": {reuses: true, queue: func(k *fakeKnown) Queue {
@@ -560,10 +563,13 @@ func (r *relistRecorder) OnDelete(interface{}) {
 	r.deletes++
 }
 
+// With AtomicFIFO (the default), a relist hands the handlers the cached
+// object of every unchanged item. Without it the queue gets the list as
+// listed, as in client-go (see TestReflectorList_QueueCollectsTheCachedObjectOfEveryUnchangedItem).
 func TestInformerRelist_UnchangedObjectsKeepTheirCachedPointer(t *testing.T) {
 	const n = 12
 	changed := []int{2, 5, 11}
-	for _, atomicFIFO := range []bool{true, false} {
+	for _, atomicFIFO := range []bool{true} {
 		for _, streamed := range []bool{false, true} {
 			t.Run(fmt.Sprintf("atomic=%v/streamed=%v", atomicFIFO, streamed), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
@@ -663,27 +669,62 @@ func TestReflectorList_QueueTransformsEachListedObject(t *testing.T) {
 	}
 }
 
+// A transform failing on a listed object ends the list as the queue's
+// Replace ends in client-go: an atomic RealFIFO queues nothing; a DeltaFIFO
+// or a RealFIFO without AtomicEvents keeps what it queued before the
+// failing object and reports "couldn't enqueue object".
 func TestReflectorList_TransformFailureEndsAPagedListAsReplaceWould(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		rfSetup(t, false)
-		queue := NewRealFIFOWithOptions(RealFIFOOptions{KnownObjects: newFakeKnown(), Transformer: func(obj interface{}) (interface{}, error) {
-			if obj.(*v1.Pod).Name == "p3" {
-				return nil, errors.New("p3 refused")
-			}
-			return obj, nil
-		}})
-		r := NewReflector(relistScript(false, relistPods(5)), &v1.Pod{}, queue, 0)
-		err := r.ListAndWatchWithContext(context.Background())
-		if err == nil || !containsAll(err.Error(), "unable to sync list result: p3 refused") {
-			t.Errorf("ListAndWatch error = %v, want the queue's replace error", err)
+	refuseP3 := func(obj interface{}) (interface{}, error) {
+		if obj.(*v1.Pod).Name == "p3" {
+			return nil, errors.New("p3 refused")
 		}
-		if got := queuedLen(queue); got != 0 {
-			t.Errorf("%d changes queued after a failed list, want none", got)
-		}
-		if got := r.LastSyncResourceVersion(); got != "" {
-			t.Errorf("LastSyncResourceVersion = %q after a failed list, want \"\"", got)
-		}
-	})
+		return obj, nil
+	}
+	cases := map[string]struct {
+		queue      func() Queue
+		wantErr    string
+		wantQueued int
+	}{
+		"RealFIFO": {
+			queue: func() Queue {
+				return NewRealFIFOWithOptions(RealFIFOOptions{KnownObjects: newFakeKnown(), Transformer: refuseP3})
+			},
+			wantErr:    "unable to sync list result: couldn't enqueue object: p3 refused",
+			wantQueued: 3,
+		},
+		"atomic RealFIFO": {
+			queue: func() Queue {
+				return NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true, Transformer: refuseP3})
+			},
+			wantErr: "unable to sync list result: p3 refused",
+		},
+		"DeltaFIFO": {
+			queue: func() Queue {
+				return NewDeltaFIFOWithOptions(DeltaFIFOOptions{KnownObjects: newFakeKnown(), Transformer: refuseP3})
+			},
+			wantErr:    "unable to sync list result: couldn't enqueue object: p3 refused",
+			wantQueued: 3,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rfSetup(t, false)
+				queue := tc.queue()
+				r := NewReflector(relistScript(false, relistPods(5)), &v1.Pod{}, queue, 0)
+				err := r.ListAndWatchWithContext(context.Background())
+				if err == nil || err.Error() != tc.wantErr {
+					t.Errorf("ListAndWatch error = %v, want %q", err, tc.wantErr)
+				}
+				if got := queuedLen(queue); got != tc.wantQueued {
+					t.Errorf("%d changes queued after a failed list, want %d", got, tc.wantQueued)
+				}
+				if got := r.LastSyncResourceVersion(); got != "" {
+					t.Errorf("LastSyncResourceVersion = %q after a failed list, want \"\"", got)
+				}
+			})
+		})
+	}
 }
 
 func TestListPager_PreparesNothingOnceTheContextIsCanceled(t *testing.T) {
