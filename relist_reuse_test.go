@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -232,16 +231,6 @@ func TestQueuePrepareListed_FailsAsReplaceWould(t *testing.T) {
 			})
 		}
 	}
-}
-
-// containsAll reports whether s contains every one of subs.
-func containsAll(s string, subs ...string) bool {
-	for _, sub := range subs {
-		if !strings.Contains(s, sub) {
-			return false
-		}
-	}
-	return true
 }
 
 func TestInitialEvents_KeepsTheNewestStateOfEachKeyInArrivalOrder(t *testing.T) {
