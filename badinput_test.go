@@ -429,10 +429,14 @@ func TestBadInput_MalformedKeys(t *testing.T) {
 		{"delete of a tombstone with a malformed key", func() error {
 			return s.Delete(DeletedFinalStateUnknown{Key: "a/b/c", Obj: badPod("a", "1")})
 		}, ""},
-		{"an explicit key cannot be indexed: the write panics, as in client-go", func() error {
-			p := capturePanic(func() { _ = s.Add(ExplicitKey("x/y/z")) })
+		{"an explicit key cannot be indexed: the write panics, as in client-go, and the key is stored", func() error {
+			other := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+			p := capturePanic(func() { _ = other.Add(ExplicitKey("x/y/z")) })
 			if p == nil {
 				return errors.New("no panic")
+			}
+			if keys := other.ListKeys(); !slices.Equal(keys, []string{"x/y/z"}) {
+				return fmt.Errorf("after the panic the store holds %v, want [x/y/z]", keys)
 			}
 			return p.(error)
 		}, `unable to calculate an index entry for key "x/y/z" on index "namespace"`},

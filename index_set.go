@@ -55,11 +55,13 @@ func (s *indexSet) reserve(n int) {
 }
 
 // refile moves slot id from the values it is filed under to vals, touching
-// only the indexes whose values changed. Needs the write lock.
+// only the indexes whose values changed. An index whose function failed
+// keeps the slot where it was, as client-go's update leaves the failing
+// index untouched. Needs the write lock.
 func (s *indexSet) refile(id int32, vals *indexValues) {
 	for i, col := range s.cols {
 		v := vals.of(i)
-		if col.filedAs(id, v) {
+		if v.failed() || col.filedAs(id, v) {
 			continue
 		}
 		col.unfile(id)

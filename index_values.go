@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -15,10 +16,16 @@ type fnValues struct {
 	// function's own slice, never modified.
 	many  []string
 	count int
-	// err is the function's failure; a write panics with it
-	// (mustSucceed), a query returns it.
+	// err is the function's failure; a write panics with it (see
+	// indexValues.failure), a query returns it.
 	err error
+	// panicked is what the function panicked with while a write computed
+	// it; the write panics with it again once the object is stored.
+	panicked interface{}
 }
+
+// failed reports whether the function failed or panicked.
+func (v *fnValues) failed() bool { return v.err != nil || v.panicked != nil }
 
 // at returns the i-th value, 0 <= i < count.
 func (v *fnValues) at(i int) string {
@@ -55,9 +62,21 @@ func computeIndexValues(f *indexFuncs, obj interface{}, buf []fnValues) indexVal
 		return out
 	}
 	for i, fn := range f.fns {
-		out.values = append(out.values, runIndexFunc(f, i, fn, obj))
+		out.values = append(out.values, runIndexFuncForWrite(f, i, fn, obj))
 	}
 	return out
+}
+
+// runIndexFuncForWrite is runIndexFunc for a write: a panic of the function
+// is kept in the result, so that the write can store the object first and
+// panic with it afterwards, as client-go's store does.
+func runIndexFuncForWrite(f *indexFuncs, i int, fn IndexFunc, obj interface{}) (v fnValues) {
+	defer func() {
+		if p := recover(); p != nil {
+			v = fnValues{panicked: p}
+		}
+	}()
+	return runIndexFunc(f, i, fn, obj)
 }
 
 // runIndexFunc runs the i-th function of f on obj. A failure leaves no
@@ -100,16 +119,39 @@ func (v *indexValues) of(i int) *fnValues {
 // noValues is the empty result.
 var noValues fnValues
 
-// mustSucceed panics, as client-go's store does, when an index function
-// failed on the object stored under key: the message names the key and the
-// first failing index. A store cannot file an object it cannot index, and
-// its write methods have no error to return.
-func (v *indexValues) mustSucceed(key string) {
+// failure is what a write panics with, as client-go's store does, when an
+// index function failed on the object stored under key: the function's own
+// panic, or an error naming the key and the failing index. It is nil when
+// every function succeeded. The first failing function decides. A store
+// cannot file an object where it cannot index it, and its write methods
+// have no error to return.
+func (v *indexValues) failure(key string) interface{} {
 	for i := range v.values {
+		if p := v.values[i].panicked; p != nil {
+			return p
+		}
 		if e := v.values[i].err; e != nil {
-			panic(fmt.Errorf("unable to calculate an index entry for key %q on index %q: %v", key, v.funcs.names[i], e))
+			return fmt.Errorf("unable to calculate an index entry for key %q on index %q: %v", key, v.funcs.names[i], e)
 		}
 	}
+	return nil
+}
+
+// cleared is v with no values at all: filing under it files a slot
+// nowhere.
+func (v indexValues) cleared() indexValues { return indexValues{funcs: v.funcs} }
+
+// unfilingFailed is v with the results of the failed functions emptied:
+// filing under it takes a slot out of those indexes instead of leaving it
+// where it was.
+func (v indexValues) unfilingFailed() indexValues {
+	out := indexValues{funcs: v.funcs, values: slices.Clone(v.values)}
+	for i := range out.values {
+		if out.values[i].failed() {
+			out.values[i] = fnValues{}
+		}
+	}
+	return out
 }
 
 // callIndexFunc runs user code. A panic is not recovered: it reaches the

@@ -308,13 +308,72 @@ func TestIndexer_FailingIndexFuncPanicsTheWrite(t *testing.T) {
 				if fmt.Sprint(p) != want {
 					t.Fatalf("panic = %v, want %q", p, want)
 				}
-				mustOK(t, s.Update(testPod("ns", "a", "3", "team", "green")))
-				keys, err := s.IndexKeys("team", "green")
-				if err != nil || !slices.Equal(keys, []string{"ns/a"}) {
-					t.Errorf("after the panic, IndexKeys(team, green) = %v, %v", keys, err)
+				// client-go stores the object before indexing it: the new
+				// version is stored and in the healthy index; the failing
+				// index keeps the old entry, except after a Replace, which
+				// rebuilds every index.
+				if obj, ok, _ := s.GetByKey("ns/a"); !ok || obj.(*v1.Pod).ResourceVersion != "2" {
+					t.Errorf("after the panic the store holds %v", obj)
 				}
+				wantTeam := map[string][]string{"red": {"ns/a"}, "blue": nil}
+				if wname == "replace" {
+					wantTeam["red"] = nil
+				}
+				checkIndexKeys(t, s, "team", wantTeam)
+				checkIndexKeys(t, s, NamespaceIndex, map[string][]string{"ns": {"ns/a"}})
+
+				mustOK(t, s.Update(testPod("ns", "a", "3", "team", "green")))
+				checkIndexKeys(t, s, "team", map[string][]string{"green": {"ns/a"}, "red": nil, "blue": nil})
+				mustOK(t, s.Delete(testPod("ns", "a", "3")))
+				checkIndexKeys(t, s, "team", map[string][]string{"green": nil, "red": nil})
+				checkIndexKeys(t, s, NamespaceIndex, map[string][]string{"ns": nil})
 			})
 		}
+	}
+}
+
+// checkIndexKeys checks the keys filed under each value of the named index.
+func checkIndexKeys(t *testing.T, s Indexer, index string, want map[string][]string) {
+	t.Helper()
+	for value, keys := range want {
+		got, err := s.IndexKeys(index, value)
+		if err != nil {
+			t.Errorf("IndexKeys(%s, %s): %v", index, value, err)
+			continue
+		}
+		if len(got) == 0 && len(keys) == 0 {
+			continue
+		}
+		if !slices.Equal(sorted(got), keys) {
+			t.Errorf("IndexKeys(%s, %s) = %v, want %v", index, value, got, keys)
+		}
+	}
+}
+
+// AddIndexers with a function that fails on stored objects adds the
+// indexes all the same and then panics, as client-go's does: the first
+// failing object is filed in the new indexes that succeeded on it, the
+// later ones in none, and the names are taken.
+func TestIndexer_AddIndexersFailingOnStoredObjects(t *testing.T) {
+	team := func(obj interface{}) ([]string, error) {
+		if obj.(*v1.Pod).Labels["mode"] == "error" {
+			return nil, errors.New("index says no")
+		}
+		return []string{obj.(*v1.Pod).Labels["team"]}, nil
+	}
+	zone := func(obj interface{}) ([]string, error) { return []string{"z1"}, nil }
+	s := NewIndexer(MetaNamespaceKeyFunc, Indexers{})
+	mustOK(t, s.Add(testPod("ns", "a", "1", "team", "red")))
+	mustOK(t, s.Add(testPod("ns", "b", "1", "team", "red", "mode", "error")))
+	mustOK(t, s.Add(testPod("ns", "c", "1", "team", "red", "mode", "error")))
+	p := capturePanic(func() { _ = s.AddIndexers(Indexers{"team": team, "zone": zone}) })
+	if want := `unable to calculate an index entry for key "ns/b" on index "team": index says no`; fmt.Sprint(p) != want {
+		t.Fatalf("panic = %v, want %q", p, want)
+	}
+	checkIndexKeys(t, s, "team", map[string][]string{"red": {"ns/a"}})
+	checkIndexKeys(t, s, "zone", map[string][]string{"z1": {"ns/a", "ns/b"}})
+	if err := s.AddIndexers(Indexers{"zone": zone}); err == nil {
+		t.Error("adding zone again: no error, want the name to be taken")
 	}
 }
 

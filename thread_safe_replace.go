@@ -10,7 +10,10 @@ type keyedObject struct {
 
 // replace makes items (later duplicates of a key win) the whole content of
 // the store and records resourceVersion. An index function that fails
-// panics (mustSucceed), leaving the items before it applied.
+// panics once the replacement is done, as client-go's rebuild of the
+// indexes does after storing the items: every item is stored; the first
+// failing one is filed in the indexes that succeeded on it (and no longer
+// in the failing ones), later failing ones in none.
 //
 // It diffs instead of rebuilding: an item whose stored object is the very
 // same value is left alone (its index values cannot have changed, and a
@@ -30,6 +33,7 @@ func (c *threadSafeMap) replace(items []keyedObject, resourceVersion string) {
 	}
 	kept := newBitset(c.tab.len() + len(items))
 	changed := 0
+	var failure interface{}
 	for i, it := range items {
 		id, ok := c.tab.lookup(it.key)
 		if ok && same.has(i) && sameObject(c.tab.objs[id], it.obj) {
@@ -41,12 +45,27 @@ func (c *threadSafeMap) replace(items []keyedObject, resourceVersion string) {
 			v = vals[changed]
 			changed++
 		}
-		c.putLocked(it.key, it.obj, v)
+		// client-go rebuilds every index after storing the items, so a
+		// failing index holds none of the failing item's entries, old or
+		// new; and its rebuild stops at the first failure.
+		if f := v.failure(it.key); f != nil {
+			if failure == nil {
+				failure, v = f, v.unfilingFailed()
+			} else {
+				v = v.cleared()
+			}
+		}
+		if f := c.putLocked(it.key, it.obj, v); f != nil && failure == nil {
+			failure = f
+		}
 		id, _ = c.tab.lookup(it.key)
 		kept.set(int(id))
 	}
 	c.dropUnkeptLocked(kept)
 	c.noteRVLocked(resourceVersion)
+	if failure != nil {
+		panic(failure)
+	}
 }
 
 // unchangedItems marks the items whose key already holds the very same

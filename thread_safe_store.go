@@ -126,17 +126,20 @@ func (c *threadSafeMap) freshLocked(vals indexValues, obj interface{}) indexValu
 }
 
 // putLocked stores obj under key and re-files it where its index values
-// changed. The caller holds c.mu for writing. An index function that
-// failed on obj makes it panic before anything changes (mustSucceed).
-func (c *threadSafeMap) putLocked(key string, obj interface{}, vals indexValues) {
+// changed. The caller holds c.mu for writing. When an index function
+// failed on obj, obj is stored all the same and filed in the other
+// indexes, the failing ones left as they were, and the failure is returned
+// for the caller to panic with: the state client-go's store is left in
+// when its index loop reaches the failing index last.
+func (c *threadSafeMap) putLocked(key string, obj interface{}, vals indexValues) (failure interface{}) {
 	vals = c.freshLocked(vals, obj)
-	vals.mustSucceed(key)
 	if id, ok := c.tab.lookup(key); ok {
 		c.tab.objs[id] = obj
 		c.idx.refile(id, &vals)
 	} else {
 		c.idx.fileNew(c.tab.insert(key, obj), &vals)
 	}
+	return vals.failure(key)
 }
 
 // deleteLocked removes key from the table and every index. The caller
@@ -167,7 +170,11 @@ func (c *threadSafeMap) put(key string, obj interface{}) {
 	rv, hasRV := resourceVersionOf(obj)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.putLocked(key, obj, vals)
+	if failure := c.putLocked(key, obj, vals); failure != nil {
+		// As in client-go: the resource version is not recorded, and the
+		// deferred unlock releases the lock as the panic leaves.
+		panic(failure)
+	}
 	if hasRV {
 		c.noteRVLocked(rv)
 	}
@@ -271,7 +278,11 @@ func (c *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction) {
 	for i, txn := range txns {
 		switch txn.Type {
 		case TransactionTypeAdd, TransactionTypeUpdate:
-			c.putLocked(txn.Key, txn.Object, vals[i])
+			// A failing index ends the transaction here, as in client-go:
+			// the changes before it stay applied, none after it is.
+			if failure := c.putLocked(txn.Key, txn.Object, vals[i]); failure != nil {
+				panic(failure)
+			}
 		case TransactionTypeDelete:
 			c.deleteLocked(txn.Key)
 		}
@@ -421,10 +432,23 @@ func (c *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 		return err
 	}
 	added := newIndexFuncs(newIndexers)
+	// An index function failing on a stored object does not stop the new
+	// indexes from being added; it panics once they are, as in client-go,
+	// where they are registered before the stored objects are indexed.
+	// The first failing object is filed in the new indexes that succeeded
+	// on it; later failing ones in none (client-go's loop stops at the
+	// first failure, and map order lets it meet every other object first).
 	filed := make([]indexValues, c.tab.len())
+	var failure interface{}
 	for id, obj := range c.tab.objs {
 		filed[id] = computeIndexValues(added, obj, nil)
-		filed[id].mustSucceed(c.tab.keys[id])
+		if f := filed[id].failure(c.tab.keys[id]); f != nil {
+			if failure == nil {
+				failure = f
+			} else {
+				filed[id] = filed[id].cleared()
+			}
+		}
 	}
 	cols := make([]*indexColumn, len(funcs.names))
 	for i, name := range funcs.names {
@@ -442,6 +466,9 @@ func (c *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 	}
 	c.idx = &indexSet{funcs: funcs, cols: cols}
 	c.funcs.Store(funcs)
+	if failure != nil {
+		panic(failure)
+	}
 	return nil
 }
 
