@@ -20,7 +20,7 @@ type ShardMode int32
 
 const (
 	// ShardModeUnknown: no list response has been seen yet (and no watch
-	// event outside the shard).
+	// event outside the shard), or the probe before a streaming list failed.
 	ShardModeUnknown ShardMode = iota
 	// ShardModeServer: the API server filters. The last list response
 	// echoed the selector in ListMeta.ShardInfo, so objects outside the
@@ -73,7 +73,8 @@ type ShardModeMetricsProvider interface {
 // the selector in the list's ListMeta.ShardInfo. One without it ignores the
 // field; the list then carries no ShardInfo and the ShardedListerWatcher
 // removes the items outside the shard itself, hashing them as the server
-// would. Watch events are checked in both modes, at the cost of one hash
+// would. (Before the first streaming list, which has no list response, a
+// one-object list asks the server.) Watch events are checked in both modes, at the cost of one hash
 // per event, because the API servers behind one address may differ while
 // the feature is rolled out; an ADDED, MODIFIED or DELETED event for an
 // object outside the shard is dropped (an object never changes shard: its
@@ -175,13 +176,37 @@ func (s *ShardedListerWatcher) ListWithContext(ctx context.Context, options meta
 // shard selector set, and drops the events of objects outside the shard.
 // The returned watch runs one goroutine until it is stopped or the wrapped
 // watch ends.
+//
+// A streaming list brings no list response to learn the mode from, so the
+// first one, while the mode is still unknown, is preceded by a probe: a
+// list of at most one object, whose response says whether the server
+// applies the selector. A failed probe is logged at V(4) and changes
+// nothing.
 func (s *ShardedListerWatcher) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
 	options.ShardSelector = s.text
+	if s.Mode() == ShardModeUnknown && options.SendInitialEvents != nil && *options.SendInitialEvents {
+		s.probeMode(ctx)
+	}
 	w, err := s.inner.WatchWithContext(ctx, options)
 	if err != nil || w == nil {
 		return w, err
 	}
 	return newShardWatch(klog.FromContext(ctx), w, s), nil
+}
+
+// probeMode learns the mode from a one-object list.
+func (s *ShardedListerWatcher) probeMode(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	list, err := s.inner.ListWithContext(ctx, metav1.ListOptions{Limit: 1, ShardSelector: s.text})
+	if err != nil || isNilObject(list) {
+		logger.V(4).Info("Could not learn whether the API server applies the shard selector", "selector", s.text, "err", err)
+		return
+	}
+	if applied, echoed := shardInfoOf(list); echoed && applied == s.text {
+		s.setMode(logger, ShardModeServer, "a one-object list echoes the selector")
+	} else {
+		s.setMode(logger, ShardModeClient, "a one-object list has no shardInfo for the selector")
+	}
 }
 
 // IsWatchListSemanticsUnSupported reports what the wrapped ListerWatcher

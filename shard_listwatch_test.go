@@ -81,6 +81,7 @@ type shardRequest struct {
 	Verb          string
 	Streaming     bool
 	Continue      bool
+	Limit         int64
 	ShardSelector string
 }
 
@@ -89,7 +90,7 @@ func (s *shardServer) record(verb string, o metav1.ListOptions) {
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, shardRequest{
 		Verb: verb, Streaming: o.SendInitialEvents != nil && *o.SendInitialEvents,
-		Continue: o.Continue != "", ShardSelector: o.ShardSelector,
+		Continue: o.Continue != "", Limit: o.Limit, ShardSelector: o.ShardSelector,
 	})
 }
 
@@ -276,7 +277,7 @@ func TestShardedInformer_HoldsExactlyItsShardWhetherOrNotTheServerFilters(t *tes
 	}{
 		"server filters, one page":     {honour: true, wantMode: ShardModeServer},
 		"server filters, paginated":    {honour: true, pageSize: 3, wantMode: ShardModeServer},
-		"server filters, streaming":    {honour: true, streaming: true, wantMode: ShardModeUnknown},
+		"server filters, streaming":    {honour: true, streaming: true, wantMode: ShardModeServer},
 		"server ignores, one page":     {wantMode: ShardModeClient},
 		"server ignores, paginated":    {pageSize: 3, wantMode: ShardModeClient},
 		"server ignores, streaming":    {streaming: true, wantMode: ShardModeClient},
@@ -384,13 +385,15 @@ func assertEveryRequestSharded(t *testing.T, requests []shardRequest, selector s
 }
 
 // assertRequestShapes checks that the paths the test meant to cover were
-// taken: continued pages when paging, streaming lists when streaming, and
-// always a second list or streaming list (the relist).
+// taken: continued pages when paging, streaming lists when streaming (and
+// one probe), and always a second list or streaming list (the relist).
 func assertRequestShapes(t *testing.T, requests []shardRequest, pageSize int, streaming bool) {
 	t.Helper()
-	var lists, continued, streams int
+	var lists, continued, streams, probes int
 	for _, r := range requests {
 		switch {
+		case r.Verb == "list" && r.Limit == 1:
+			probes++
 		case r.Verb == "list" && r.Continue:
 			continued++
 		case r.Verb == "list":
@@ -400,10 +403,13 @@ func assertRequestShapes(t *testing.T, requests []shardRequest, pageSize int, st
 		}
 	}
 	if streaming {
-		if streams < 2 || lists != 0 {
-			t.Errorf("got %d streaming lists and %d lists, want at least 2 streaming lists and no list: %+v", streams, lists, requests)
+		if streams < 2 || lists != 0 || probes != 1 {
+			t.Errorf("got %d streaming lists, %d lists and %d probes, want at least 2 streaming lists, no list and one probe: %+v", streams, lists, probes, requests)
 		}
 		return
+	}
+	if probes != 0 {
+		t.Errorf("got %d probes without streaming lists: %+v", probes, requests)
 	}
 	if lists < 2 {
 		t.Errorf("got %d lists, want at least 2 (the relist): %+v", lists, requests)
@@ -697,4 +703,119 @@ func describeEvents(events []watch.Event) []string {
 		out = append(out, string(ev.Type)+" "+name)
 	}
 	return out
+}
+
+// useReflectorMetricsProvider installs p as the reflector metrics provider
+// until the test ends, without using up SetReflectorMetricsProvider's one
+// call.
+func useReflectorMetricsProvider(t *testing.T, p MetricsProvider) {
+	globalProviders.mu.Lock()
+	prev := globalProviders.reflector
+	globalProviders.reflector = p
+	globalProviders.mu.Unlock()
+	t.Cleanup(func() {
+		globalProviders.mu.Lock()
+		globalProviders.reflector = prev
+		globalProviders.mu.Unlock()
+	})
+}
+
+func TestShardedListerWatcher_ReflectorsGetAModeGaugeUnderTheirName(t *testing.T) {
+	defer setFeatureForTesting(featureWatchListClient, false)()
+	gauges := &fakeShardGauges{values: map[string][]float64{}}
+	useReflectorMetricsProvider(t, gauges)
+	src := framework.NewFakeControllerSource()
+	defer src.Shutdown()
+	for i := range 10 {
+		src.Add(shardPod(fmt.Sprint("p", i)))
+	}
+	lw, err := NewShardedListerWatcher(&shardServer{src: src, honour: true}, firstHalf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := NewStore(MetaNamespaceKeyFunc)
+	r := NewReflectorWithOptions(lw, &v1.Pod{}, store, ReflectorOptions{Name: "pods-shard-0"})
+	// An unsharded reflector gets no gauge.
+	NewReflectorWithOptions(src, &v1.Pod{}, NewStore(MetaNamespaceKeyFunc), ReflectorOptions{Name: "pods-all"})
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.RunWithContext(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+	if !WaitForCacheSync(ctx.Done(), func() bool { return r.LastSyncResourceVersion() != "" }) {
+		t.Fatal("reflector did not list")
+	}
+	gauges.mu.Lock()
+	defer gauges.mu.Unlock()
+	if diff := cmp.Diff(map[string][]float64{"pods-shard-0": {0, 1}}, gauges.values); diff != "" {
+		t.Errorf("gauge values (-want +got):\n%s", diff)
+	}
+}
+
+func TestShardedListerWatcher_ProbesOnlyBeforeStreamingListsWhileTheModeIsUnknown(t *testing.T) {
+	streaming := metav1.ListOptions{SendInitialEvents: ptrTo(true)}
+	cases := map[string]struct {
+		list      func() (runtime.Object, error)
+		watches   []metav1.ListOptions
+		wantLists int
+		wantMode  ShardMode
+	}{
+		"a plain watch does not probe": {
+			list:    func() (runtime.Object, error) { return &v1.PodList{}, nil },
+			watches: []metav1.ListOptions{{ResourceVersion: "1"}},
+		},
+		"the server echoes: probed once": {
+			list: func() (runtime.Object, error) {
+				return &v1.PodList{ListMeta: metav1.ListMeta{ShardInfo: &metav1.ShardInfo{Selector: firstHalf}}}, nil
+			},
+			watches:   []metav1.ListOptions{streaming, streaming},
+			wantLists: 1, wantMode: ShardModeServer,
+		},
+		"the server ignores: probed once": {
+			list:      func() (runtime.Object, error) { return &v1.PodList{}, nil },
+			watches:   []metav1.ListOptions{streaming, streaming},
+			wantLists: 1, wantMode: ShardModeClient,
+		},
+		"the probe fails: the watch still opens, probed again next time": {
+			list:      func() (runtime.Object, error) { return nil, errors.New("forbidden") },
+			watches:   []metav1.ListOptions{streaming, streaming},
+			wantLists: 2, wantMode: ShardModeUnknown,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var lists []metav1.ListOptions
+			lw, err := NewShardedListerWatcher(&ListWatch{
+				ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+					lists = append(lists, o)
+					return tc.list()
+				},
+				WatchFunc: func(metav1.ListOptions) (watch.Interface, error) { return watch.NewFake(), nil },
+			}, firstHalf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range tc.watches {
+				w, err := lw.Watch(o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w.Stop()
+			}
+			if len(lists) != tc.wantLists {
+				t.Errorf("got %d lists, want %d", len(lists), tc.wantLists)
+			}
+			for _, o := range lists {
+				if o.Limit != 1 || o.ShardSelector != firstHalf {
+					t.Errorf("probe options %+v, want limit 1 and the selector", o)
+				}
+			}
+			if lw.Mode() != tc.wantMode {
+				t.Errorf("Mode() = %v, want %v", lw.Mode(), tc.wantMode)
+			}
+		})
+	}
 }
