@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/sharding"
@@ -47,6 +48,31 @@ func ParseShardSelector(selector string) (sharding.Selector, error) {
 		return nil, fmt.Errorf("%w %q: %w", ErrInvalidShardSelector, selector, err)
 	}
 	return sharding.NewSelector(reqs...), nil
+}
+
+// EvenShardSelector returns the selector of shard index (from 0) when the
+// UID hash space is cut into count equal contiguous ranges: the shards of
+// 0..count-1 together hold every object exactly once. It is how count
+// replicas of a controller each take their part, e.g. replica 1 of 3:
+//
+//	shardRange(object.metadata.uid, '0x5555555555555555', '0xaaaaaaaaaaaaaaaa')
+//
+// count must be at least 1 and index in [0, count).
+func EvenShardSelector(index, count int) (string, error) {
+	if count < 1 || index < 0 || index >= count {
+		return "", fmt.Errorf("%w: shard %d of %d: want 0 <= index < count", ErrInvalidShardSelector, index, count)
+	}
+	return fmt.Sprintf("shardRange(object.metadata.uid, '%s', '%s')", shardBoundary(index, count), shardBoundary(index+1, count)), nil
+}
+
+// shardBoundary returns i * 2^64 / count as a bound: 16 hex digits, or
+// 2^64 itself when i == count.
+func shardBoundary(i, count int) string {
+	if i == count {
+		return shardHashSpaceEnd
+	}
+	q, _ := bits.Div64(uint64(i), 0, uint64(count))
+	return fmt.Sprintf("0x%016x", q)
 }
 
 // parseShardRanges returns the requirements selector names, checked.

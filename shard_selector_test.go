@@ -2,11 +2,15 @@ package cache
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/sharding"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 const (
@@ -157,4 +161,77 @@ func FuzzNewShardedListerWatcher(f *testing.F) {
 			t.Fatalf("%q parsed to a selector matching everything", in)
 		}
 	})
+}
+
+func TestEvenShardSelector_CutsTheHashSpaceIntoContiguousEqualRanges(t *testing.T) {
+	for _, count := range []int{1, 2, 3, 4, 7, 16} {
+		t.Run(fmt.Sprint(count), func(t *testing.T) {
+			var reqs []sharding.ShardRangeRequirement
+			for i := range count {
+				text, err := EvenShardSelector(i, count)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sel, err := ParseShardSelector(text)
+				if err != nil {
+					t.Fatalf("shard %d: %q does not parse: %v", i, text, err)
+				}
+				if sel.String() != text {
+					t.Errorf("shard %d: %q is not in canonical form %q", i, text, sel.String())
+				}
+				reqs = append(reqs, sel.Requirements()...)
+			}
+			if reqs[0].Start != "0x0000000000000000" || reqs[count-1].End != shardHashSpaceEnd {
+				t.Errorf("ranges do not span the hash space: %+v", reqs)
+			}
+			for i := 1; i < count; i++ {
+				if reqs[i].Start != reqs[i-1].End {
+					t.Errorf("gap or overlap between shard %d (%+v) and %d (%+v)", i-1, reqs[i-1], i, reqs[i])
+				}
+			}
+		})
+	}
+}
+
+func TestEvenShardSelector_EveryObjectIsInExactlyOneShard(t *testing.T) {
+	const count = 3
+	sels := make([]sharding.Selector, count)
+	for i := range count {
+		text, err := EvenShardSelector(i, count)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sels[i], err = ParseShardSelector(text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sizes := make([]int, count)
+	for n := range 3000 {
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(fmt.Sprintf("%08x-0000-4000-8000-%012x", n*2654435761%(1<<32), n))}}
+		in := 0
+		for i, sel := range sels {
+			if ok, err := sel.Matches(pod); err != nil {
+				t.Fatal(err)
+			} else if ok {
+				in++
+				sizes[i]++
+			}
+		}
+		if in != 1 {
+			t.Fatalf("UID %s is in %d shards", pod.UID, in)
+		}
+	}
+	for i, size := range sizes {
+		if size == 0 {
+			t.Errorf("shard %d is empty: %v", i, sizes)
+		}
+	}
+}
+
+func TestEvenShardSelector_RejectsImpossibleShards(t *testing.T) {
+	for _, tc := range []struct{ index, count int }{{0, 0}, {-1, 2}, {2, 2}, {5, 3}} {
+		if _, err := EvenShardSelector(tc.index, tc.count); !errors.Is(err, ErrInvalidShardSelector) {
+			t.Errorf("EvenShardSelector(%d, %d) error = %v, want one wrapping ErrInvalidShardSelector", tc.index, tc.count, err)
+		}
+	}
 }
