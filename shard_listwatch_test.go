@@ -272,20 +272,25 @@ func TestShardedInformer_HoldsExactlyItsShardWhetherOrNotTheServerFilters(t *tes
 		honour    bool
 		pageSize  int
 		streaming bool
+		// perObjectReplace turns AtomicFIFO off: a relist reaches the
+		// informer as one Replaced delta per object.
+		perObjectReplace bool
 		// wantMode is the mode after the initial list.
 		wantMode ShardMode
 	}{
-		"server filters, one page":     {honour: true, wantMode: ShardModeServer},
-		"server filters, paginated":    {honour: true, pageSize: 3, wantMode: ShardModeServer},
-		"server filters, streaming":    {honour: true, streaming: true, wantMode: ShardModeServer},
-		"server ignores, one page":     {wantMode: ShardModeClient},
-		"server ignores, paginated":    {pageSize: 3, wantMode: ShardModeClient},
-		"server ignores, streaming":    {streaming: true, wantMode: ShardModeClient},
-		"server filters, pages of one": {honour: true, pageSize: 1, wantMode: ShardModeServer},
+		"server filters, one page":           {honour: true, wantMode: ShardModeServer},
+		"server filters, paginated":          {honour: true, pageSize: 3, wantMode: ShardModeServer},
+		"server filters, streaming":          {honour: true, streaming: true, wantMode: ShardModeServer},
+		"server ignores, one page":           {wantMode: ShardModeClient},
+		"server ignores, paginated":          {pageSize: 3, wantMode: ShardModeClient},
+		"server ignores, streaming":          {streaming: true, wantMode: ShardModeClient},
+		"server filters, pages of one":       {honour: true, pageSize: 1, wantMode: ShardModeServer},
+		"server ignores, per-object replace": {perObjectReplace: true, wantMode: ShardModeClient},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			defer setFeatureForTesting(featureWatchListClient, tc.streaming)()
+			defer setFeatureForTesting(featureAtomicFIFO, !tc.perObjectReplace)()
 			src := framework.NewFakeControllerSource()
 			defer src.Shutdown()
 			for i := range 40 {
