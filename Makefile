@@ -123,6 +123,7 @@ fuzz:
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzDeltaFIFOOps$$' .
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzRealFIFOOps$$' .
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzLabelMatch_AgreesWithSelector$$' .
+	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzNewShardedListerWatcher$$' .
 
 # soak runs the long soak: 10k objects and 200k changes through injected
 # faults (a few minutes); make test runs the short one.

@@ -50,6 +50,8 @@
 //   - Metrics created by a user's InformerMetricsProvider are updated under
 //     RealFIFO's lock: the queued-items gauge always, the processing-latency
 //     summary whenever the process function ran under that lock.
+//   - The shard-mode gauges of a ShardModeMetricsProvider are set under the
+//     ShardedListerWatcher's reportMu, which only reporting takes.
 //
 // Elsewhere, index functions and transforms are computed before the store's
 // write lock is taken.

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
@@ -21,6 +22,9 @@ import (
 // started by the next Start call.
 type InformerFactory struct {
 	defaultResync time.Duration
+	// shard restricts every informer to a shard; nil for none. It never
+	// changes.
+	shard sharding.Selector
 
 	// mu guards informers, started, shuttingDown and ctx.
 	mu           sync.Mutex
@@ -47,17 +51,38 @@ func NewInformerFactory(defaultResync time.Duration) *InformerFactory {
 	}
 }
 
+// NewShardedInformerFactory returns a factory like NewInformerFactory's
+// whose informers all hold one shard of their resource: each ListerWatcher
+// is wrapped with NewShardedListerWatcher and selector (see
+// ParseShardSelector for its form). A selector that does not parse is an
+// error wrapping ErrInvalidShardSelector.
+func NewShardedInformerFactory(defaultResync time.Duration, selector string) (*InformerFactory, error) {
+	sel, err := ParseShardSelector(selector)
+	if err != nil {
+		return nil, err
+	}
+	f := NewInformerFactory(defaultResync)
+	f.shard = sel
+	return f, nil
+}
+
 // InformerFor returns the informer of gvr, making it on first use from
 // exampleObject and the ListerWatcher newListerWatcher returns. New
 // informers have a namespace index. Later calls for the same gvr return the
-// same informer and ignore their other arguments.
+// same informer and ignore their other arguments. In a factory from
+// NewShardedInformerFactory the ListerWatcher is restricted to the
+// factory's shard.
 func (f *InformerFactory) InformerFor(gvr schema.GroupVersionResource, exampleObject runtime.Object, newListerWatcher func() ListerWatcher) SharedIndexInformer {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if inf, ok := f.informers[gvr]; ok {
 		return inf
 	}
-	inf := NewSharedIndexInformerWithOptions(newListerWatcher(), exampleObject, SharedIndexInformerOptions{
+	lw := newListerWatcher()
+	if f.shard != nil {
+		lw = newShardedListerWatcher(lw, f.shard)
+	}
+	inf := NewSharedIndexInformerWithOptions(lw, exampleObject, SharedIndexInformerOptions{
 		ResyncPeriod: f.defaultResync,
 		Indexers:     Indexers{NamespaceIndex: MetaNamespaceIndexFunc},
 	})

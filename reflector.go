@@ -231,6 +231,9 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType interface{}, store R
 		r.typeDescription = describeExpectedType(expectedType)
 	}
 	r.metrics = newReflectorMetrics(r.name)
+	if s, ok := lw.(shardModeReporter); ok {
+		s.reportModeTo(r.name, reflectorMetricsProvider())
+	}
 	logger := klog.Background()
 	if options.Logger != nil {
 		logger = *options.Logger

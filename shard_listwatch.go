@@ -1,0 +1,376 @@
+package cache
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/sharding"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
+)
+
+// ShardMode says who keeps a ShardedListerWatcher's results inside its
+// shard.
+type ShardMode int32
+
+const (
+	// ShardModeUnknown: no list response has been seen yet (and no watch
+	// event outside the shard), or the probe before a streaming list failed.
+	ShardModeUnknown ShardMode = iota
+	// ShardModeServer: the API server filters. The last list response
+	// echoed the selector in ListMeta.ShardInfo, so objects outside the
+	// shard are neither sent nor decoded.
+	ShardModeServer
+	// ShardModeClient: the API server ignored the selector (its
+	// ShardedListAndWatch feature is off, or it predates the feature), so
+	// the ShardedListerWatcher drops what lies outside the shard after
+	// decoding it.
+	ShardModeClient
+)
+
+// String returns "unknown", "server" or "client".
+func (m ShardMode) String() string {
+	switch m {
+	case ShardModeServer:
+		return "server"
+	case ShardModeClient:
+		return "client"
+	}
+	return "unknown"
+}
+
+// ShardModeMetricsProvider is implemented by a MetricsProvider (see
+// SetReflectorMetricsProvider) that also wants the shard mode of sharded
+// reflectors. Each Reflector built on a ShardedListerWatcher asks it for
+// one gauge, labelled with the reflector's name like the other reflector
+// metrics, and keeps it at the ShardMode's numeric value: 0 unknown,
+// 1 server, 2 client.
+type ShardModeMetricsProvider interface {
+	NewShardModeMetric(name string) GaugeMetric
+}
+
+// ShardedListerWatcher restricts a ListerWatcher to one shard of its
+// resource: the objects whose hashed UID (or namespace) falls in the ranges
+// of a shard selector (see ParseShardSelector). It is how an informer is
+// sharded: build it around the ListerWatcher you would otherwise pass, and
+// give it to any informer or Reflector constructor, e.g.
+//
+//	lw, err := cache.NewShardedListerWatcher(podsLW, "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')")
+//	if err != nil { ... }
+//	informer := cache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, indexers)
+//
+// Every list and watch a Reflector makes goes through it (the pages of a
+// paginated list, watches, streaming lists, the relist after an expired
+// resource version), and each carries the selector in
+// ListOptions.ShardSelector, replacing any selector the caller set there.
+//
+// An API server with the ShardedListAndWatch feature filters, and echoes
+// the selector in the list's ListMeta.ShardInfo. One without it ignores the
+// field; the list then carries no ShardInfo and the ShardedListerWatcher
+// removes the items outside the shard itself, hashing them as the server
+// would. (Before the first streaming list, which has no list response, a
+// one-object list asks the server.) Watch events are checked in both modes, at the cost of one hash
+// per event, because the API servers behind one address may differ while
+// the feature is rolled out; an ADDED, MODIFIED or DELETED event for an
+// object outside the shard is dropped (an object never changes shard: its
+// UID and namespace are immutable). Bookmarks and errors pass unchanged.
+// Either way the informer holds exactly its shard. Mode reports which way
+// it went last; each change of mode is logged once, at V(1), and kept in
+// the gauge of a ShardModeMetricsProvider.
+//
+// A ShardedListerWatcher is safe for concurrent use and may serve several
+// Reflectors. It answers the streaming-list capability probe as the
+// ListerWatcher it wraps does.
+type ShardedListerWatcher struct {
+	inner  ListerWatcherWithContext
+	parent ListerWatcher
+	// selector and text never change: the parsed selector and its
+	// canonical form, the text a server echoes.
+	selector sharding.Selector
+	text     string
+	// mode is the current ShardMode; it changes only under reportMu.
+	mode atomic.Int32
+
+	// reportMu serialises mode changes with their log line and gauge
+	// updates, and guards gauges. The gauges' Set (user code) runs under
+	// it; no other path of this package takes reportMu.
+	reportMu sync.Mutex
+	gauges   []GaugeMetric
+}
+
+var _ ListerWatcher = (*ShardedListerWatcher)(nil)
+var _ ListerWatcherWithContext = (*ShardedListerWatcher)(nil)
+
+// NewShardedListerWatcher returns lw restricted to the shard selector
+// names (see ParseShardSelector for the form). A selector that does not
+// parse is an error wrapping ErrInvalidShardSelector; nothing is listed or
+// watched until a Reflector runs.
+func NewShardedListerWatcher(lw ListerWatcher, selector string) (*ShardedListerWatcher, error) {
+	sel, err := ParseShardSelector(selector)
+	if err != nil {
+		return nil, err
+	}
+	return newShardedListerWatcher(lw, sel), nil
+}
+
+// newShardedListerWatcher wraps lw with an already parsed selector.
+func newShardedListerWatcher(lw ListerWatcher, sel sharding.Selector) *ShardedListerWatcher {
+	return &ShardedListerWatcher{
+		inner:    ToListerWatcherWithContext(lw),
+		parent:   lw,
+		selector: sel,
+		text:     sel.String(),
+	}
+}
+
+// Selector returns the selector in its canonical form, as sent to the
+// server.
+func (s *ShardedListerWatcher) Selector() string { return s.text }
+
+// Mode returns who filtered the latest list response (or, after a watch
+// event outside the shard arrived, ShardModeClient).
+func (s *ShardedListerWatcher) Mode() ShardMode { return ShardMode(s.mode.Load()) }
+
+// List lists with the shard selector; see ListWithContext.
+func (s *ShardedListerWatcher) List(options metav1.ListOptions) (runtime.Object, error) {
+	return s.ListWithContext(context.Background(), options)
+}
+
+// Watch watches with the shard selector; see WatchWithContext.
+func (s *ShardedListerWatcher) Watch(options metav1.ListOptions) (watch.Interface, error) {
+	return s.WatchWithContext(context.Background(), options)
+}
+
+// ListWithContext lists through the wrapped ListerWatcher with the shard
+// selector set, and removes the items outside the shard unless the response
+// says the server applied the selector. Errors and results it cannot read
+// as a list are returned as they came, for the caller to report.
+func (s *ShardedListerWatcher) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+	options.ShardSelector = s.text
+	list, err := s.inner.ListWithContext(ctx, options)
+	if err != nil || isNilObject(list) {
+		return list, err
+	}
+	logger := klog.FromContext(ctx)
+	applied, echoed := shardInfoOf(list)
+	switch {
+	case echoed && applied == s.text:
+		s.setMode(logger, ShardModeServer, "the list response echoes the selector")
+		return list, nil
+	case echoed:
+		logger.Info("Warning: the API server applied another shard selector than the one requested; filtering on the client", "requested", s.text, "applied", applied)
+		s.setMode(logger, ShardModeClient, "the list response echoes another selector")
+	default:
+		s.setMode(logger, ShardModeClient, "the list response has no shardInfo")
+	}
+	s.filterList(list)
+	return list, nil
+}
+
+// WatchWithContext watches through the wrapped ListerWatcher with the
+// shard selector set, and drops the events of objects outside the shard.
+// The returned watch runs one goroutine until it is stopped or the wrapped
+// watch ends.
+//
+// A streaming list brings no list response to learn the mode from, so the
+// first one, while the mode is still unknown, is preceded by a probe: a
+// list of at most one object, whose response says whether the server
+// applies the selector. A failed probe is logged at V(4) and changes
+// nothing.
+func (s *ShardedListerWatcher) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+	options.ShardSelector = s.text
+	if s.Mode() == ShardModeUnknown && options.SendInitialEvents != nil && *options.SendInitialEvents {
+		s.probeMode(ctx)
+	}
+	w, err := s.inner.WatchWithContext(ctx, options)
+	if err != nil || w == nil {
+		return w, err
+	}
+	return newShardWatch(klog.FromContext(ctx), w, s), nil
+}
+
+// probeMode learns the mode from a one-object list.
+func (s *ShardedListerWatcher) probeMode(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	list, err := s.inner.ListWithContext(ctx, metav1.ListOptions{Limit: 1, ShardSelector: s.text})
+	if err != nil || isNilObject(list) {
+		logger.V(4).Info("Could not learn whether the API server applies the shard selector", "selector", s.text, "err", err)
+		return
+	}
+	if applied, echoed := shardInfoOf(list); echoed && applied == s.text {
+		s.setMode(logger, ShardModeServer, "a one-object list echoes the selector")
+	} else {
+		s.setMode(logger, ShardModeClient, "a one-object list has no shardInfo for the selector")
+	}
+}
+
+// IsWatchListSemanticsUnSupported reports what the wrapped ListerWatcher
+// reports, or false if it says nothing.
+func (s *ShardedListerWatcher) IsWatchListSemanticsUnSupported() bool {
+	return lacksWatchListSemantics(s.parent)
+}
+
+// inShard reports whether obj belongs to the shard. An object whose field
+// cannot be read is kept, for the Reflector to report it as it would
+// without a shard.
+func (s *ShardedListerWatcher) inShard(obj runtime.Object) bool {
+	ok, err := s.selector.Matches(obj)
+	return ok || err != nil
+}
+
+// filterList removes the items of list outside the shard, in place. A list
+// whose items cannot be read is left as it is.
+func (s *ShardedListerWatcher) filterList(list runtime.Object) {
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return
+	}
+	kept := items[:0]
+	for _, item := range items {
+		if s.inShard(item) {
+			kept = append(kept, item)
+		}
+	}
+	if len(kept) == len(items) {
+		return
+	}
+	// SetList only fails for what ExtractList already refused.
+	_ = meta.SetList(list, kept)
+}
+
+// setMode records mode m, logging why and updating the gauges when it
+// differs from the current one.
+func (s *ShardedListerWatcher) setMode(logger klog.Logger, m ShardMode, why string) {
+	if s.Mode() == m {
+		return
+	}
+	s.reportMu.Lock()
+	defer s.reportMu.Unlock()
+	if ShardMode(s.mode.Swap(int32(m))) == m {
+		return
+	}
+	if m == ShardModeServer {
+		logger.V(1).Info("The API server filters by the shard selector", "selector", s.text, "reason", why)
+	} else {
+		logger.V(1).Info("The API server ignores the shard selector; filtering on the client", "selector", s.text, "reason", why)
+	}
+	for _, g := range s.gauges {
+		g.Set(float64(m))
+	}
+}
+
+// reportModeTo gives the Reflector called name a mode gauge, when p makes
+// one. Reflectors call it as they are built.
+func (s *ShardedListerWatcher) reportModeTo(name string, p MetricsProvider) {
+	mp, ok := p.(ShardModeMetricsProvider)
+	if !ok {
+		return
+	}
+	g := mp.NewShardModeMetric(name)
+	s.reportMu.Lock()
+	defer s.reportMu.Unlock()
+	s.gauges = append(s.gauges, g)
+	g.Set(float64(s.Mode()))
+}
+
+// shardModeReporter is implemented by ShardedListerWatcher, for Reflectors
+// to find it among their ListerWatchers.
+type shardModeReporter interface {
+	reportModeTo(name string, p MetricsProvider)
+}
+
+// shardInfoOf returns the selector a list response says was applied, and
+// whether it says so at all.
+func shardInfoOf(list runtime.Object) (string, bool) {
+	if u, ok := list.(*unstructured.UnstructuredList); ok {
+		sel, found, err := unstructured.NestedString(u.Object, "metadata", "shardInfo", "selector")
+		return sel, found && err == nil
+	}
+	sharded, ok := list.(metav1.ShardedListInterface)
+	if !ok {
+		lm, err := meta.ListAccessor(list)
+		if err != nil {
+			return "", false
+		}
+		if sharded, ok = lm.(metav1.ShardedListInterface); !ok {
+			return "", false
+		}
+	}
+	if info := sharded.GetShardInfo(); info != nil {
+		return info.Selector, true
+	}
+	return "", false
+}
+
+// shardWatch passes on the events of a watch except those of objects
+// outside a shard.
+type shardWatch struct {
+	inner  watch.Interface
+	shard  *ShardedListerWatcher
+	logger klog.Logger
+	out    chan watch.Event
+	// stopped is closed by Stop; stopOnce guards the close.
+	stopped  chan struct{}
+	stopOnce sync.Once
+}
+
+// newShardWatch starts passing on w's events.
+func newShardWatch(logger klog.Logger, w watch.Interface, s *ShardedListerWatcher) *shardWatch {
+	sw := &shardWatch{inner: w, shard: s, logger: logger, out: make(chan watch.Event), stopped: make(chan struct{})}
+	go sw.run()
+	return sw
+}
+
+// ResultChan returns the events in the shard; it is closed after the
+// wrapped watch ends or Stop is called.
+func (w *shardWatch) ResultChan() <-chan watch.Event { return w.out }
+
+// Stop stops the wrapped watch and the goroutine passing its events on.
+func (w *shardWatch) Stop() {
+	w.stopOnce.Do(func() { close(w.stopped) })
+	w.inner.Stop()
+}
+
+// run forwards events until the wrapped watch ends or Stop is called.
+func (w *shardWatch) run() {
+	defer close(w.out)
+	in := w.inner.ResultChan()
+	for {
+		select {
+		case <-w.stopped:
+			return
+		case ev, ok := <-in:
+			if !ok {
+				return
+			}
+			if !w.keep(ev) {
+				continue
+			}
+			select {
+			case w.out <- ev:
+			case <-w.stopped:
+				return
+			}
+		}
+	}
+}
+
+// keep reports whether ev is passed on: anything but an object change, or
+// a change of an object in the shard.
+func (w *shardWatch) keep(ev watch.Event) bool {
+	switch ev.Type {
+	case watch.Added, watch.Modified, watch.Deleted:
+	default:
+		return true
+	}
+	if ev.Object == nil || w.shard.inShard(ev.Object) {
+		return true
+	}
+	w.shard.setMode(w.logger, ShardModeClient, "a watch event for an object outside the shard")
+	return false
+}

@@ -1,0 +1,397 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/sharding"
+)
+
+// ErrInvalidShardSelector is wrapped by every error ParseShardSelector,
+// NewShardedListerWatcher and NewShardedInformerFactory return for a
+// selector they cannot accept; test for it with errors.Is.
+var ErrInvalidShardSelector = errors.New("invalid shard selector")
+
+// maxShardSelectorNesting bounds the depth of parentheses a selector may
+// use, so that a hostile string cannot make the parser recurse without end.
+const maxShardSelectorNesting = 32
+
+// shardHashSpaceEnd is the one bound written with 17 hex digits: 2^64, the
+// exclusive end of the 64-bit hash space.
+const shardHashSpaceEnd = "0x10000000000000000"
+
+// ParseShardSelector parses a shard selector in the form the API server
+// accepts in ListOptions.ShardSelector (the ShardedListAndWatch feature):
+// one or more shardRange calls joined by ||, each naming the field to hash
+// and the half-open range [start, end) of its 64-bit FNV-1a hash, e.g.
+//
+//	shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')
+//
+// The field is object.metadata.uid or object.metadata.namespace, the same
+// in every call. A bound is '0x' and exactly 16 lowercase hex digits, or
+// '0x10000000000000000' (2^64) for the end of the space; start < end.
+// Parentheses and either quote are accepted, as the server's expression
+// parser accepts them; escape sequences are not.
+//
+// The server's parser needs an expression-language library this package
+// does not import, so this is a parser of that small grammar of our own,
+// with the server's rules. The result is apimachinery's sharding.Selector:
+// its Matches hashes an object exactly as the server does, and its String
+// is the canonical text a server echoes in ListMeta.ShardInfo.
+//
+// Errors wrap ErrInvalidShardSelector and say where the text went wrong.
+func ParseShardSelector(selector string) (sharding.Selector, error) {
+	reqs, err := parseShardRanges(selector)
+	if err != nil {
+		return nil, fmt.Errorf("%w %q: %w", ErrInvalidShardSelector, selector, err)
+	}
+	return sharding.NewSelector(reqs...), nil
+}
+
+// EvenShardSelector returns the selector of shard index (from 0) when the
+// UID hash space is cut into count equal contiguous ranges: the shards of
+// 0..count-1 together hold every object exactly once. It is how count
+// replicas of a controller each take their part, e.g. replica 1 of 3:
+//
+//	shardRange(object.metadata.uid, '0x5555555555555555', '0xaaaaaaaaaaaaaaaa')
+//
+// count must be at least 1 and index in [0, count).
+func EvenShardSelector(index, count int) (string, error) {
+	if count < 1 || index < 0 || index >= count {
+		return "", fmt.Errorf("%w: shard %d of %d: want 0 <= index < count", ErrInvalidShardSelector, index, count)
+	}
+	return fmt.Sprintf("shardRange(object.metadata.uid, '%s', '%s')", shardBoundary(index, count), shardBoundary(index+1, count)), nil
+}
+
+// shardBoundary returns i * 2^64 / count as a bound: 16 hex digits, or
+// 2^64 itself when i == count.
+func shardBoundary(i, count int) string {
+	if i == count {
+		return shardHashSpaceEnd
+	}
+	q, _ := bits.Div64(uint64(i), 0, uint64(count))
+	return fmt.Sprintf("0x%016x", q)
+}
+
+// parseShardRanges returns the requirements selector names, checked.
+func parseShardRanges(selector string) ([]sharding.ShardRangeRequirement, error) {
+	if strings.TrimSpace(selector) == "" {
+		return nil, errors.New("the selector is empty; leave the shard option out to hold every object")
+	}
+	p := &shardParser{src: selector}
+	reqs, err := p.disjunction()
+	if err != nil {
+		return nil, err
+	}
+	if tok := p.next(); tok.err != nil {
+		return nil, tok.err
+	} else if tok.kind != tokEOF {
+		return nil, p.errorAt(tok, "unexpected %s after the last shardRange", tok)
+	}
+	for _, r := range reqs[1:] {
+		if r.Key != reqs[0].Key {
+			return nil, fmt.Errorf("every shardRange must hash the same field, got %s and %s", reqs[0].Key, r.Key)
+		}
+	}
+	return reqs, nil
+}
+
+// shardParser is a recursive-descent parser over the selector grammar:
+//
+//	disjunction = term { "||" term }
+//	term        = "(" disjunction ")" | call
+//	call        = "shardRange" "(" path "," string "," string ")"
+//	path        = ident { "." ident }
+type shardParser struct {
+	src string
+	// pos is the byte offset of the next unread character.
+	pos int
+	// depth is the number of parentheses open around the current term.
+	depth int
+}
+
+// disjunction parses terms joined by ||.
+func (p *shardParser) disjunction() ([]sharding.ShardRangeRequirement, error) {
+	reqs, err := p.term()
+	if err != nil {
+		return nil, err
+	}
+	for p.peek().kind == tokOr {
+		p.next()
+		more, err := p.term()
+		if err != nil {
+			return nil, err
+		}
+		reqs = append(reqs, more...)
+	}
+	return reqs, nil
+}
+
+// term parses a parenthesised disjunction or one shardRange call.
+func (p *shardParser) term() ([]sharding.ShardRangeRequirement, error) {
+	if p.peek().kind != tokLParen {
+		req, err := p.call()
+		if err != nil {
+			return nil, err
+		}
+		return []sharding.ShardRangeRequirement{req}, nil
+	}
+	open := p.next()
+	if p.depth == maxShardSelectorNesting {
+		return nil, p.errorAt(open, "parentheses nested deeper than %d", maxShardSelectorNesting)
+	}
+	p.depth++
+	reqs, err := p.disjunction()
+	if err != nil {
+		return nil, err
+	}
+	p.depth--
+	if _, err := p.expect(tokRParen, `")"`); err != nil {
+		return nil, err
+	}
+	return reqs, nil
+}
+
+// call parses shardRange(path, 'start', 'end') and checks its arguments.
+func (p *shardParser) call() (sharding.ShardRangeRequirement, error) {
+	fn, err := p.expect(tokIdent, "shardRange")
+	if err != nil {
+		return sharding.ShardRangeRequirement{}, err
+	}
+	if fn.text != "shardRange" {
+		return sharding.ShardRangeRequirement{}, p.errorAt(fn, "unsupported function %q: only shardRange and || are allowed", fn.text)
+	}
+	if _, err := p.expect(tokLParen, `"(" after shardRange`); err != nil {
+		return sharding.ShardRangeRequirement{}, err
+	}
+	path, err := p.path()
+	if err != nil {
+		return sharding.ShardRangeRequirement{}, err
+	}
+	start, err := p.bound("start")
+	if err != nil {
+		return sharding.ShardRangeRequirement{}, err
+	}
+	end, err := p.bound("end")
+	if err != nil {
+		return sharding.ShardRangeRequirement{}, err
+	}
+	if _, err := p.expect(tokRParen, `")" closing shardRange (it takes three arguments)`); err != nil {
+		return sharding.ShardRangeRequirement{}, err
+	}
+	if !sharding.HexLess(start, end) {
+		return sharding.ShardRangeRequirement{}, fmt.Errorf("shardRange start %s is not below its end %s", start, end)
+	}
+	return sharding.ShardRangeRequirement{Key: path, Start: start, End: end}, nil
+}
+
+// path parses the dotted field to hash and checks it is one the server
+// hashes.
+func (p *shardParser) path() (string, error) {
+	first, err := p.expect(tokIdent, "a field path such as object.metadata.uid")
+	if err != nil {
+		return "", err
+	}
+	parts := []string{first.text}
+	for p.peek().kind == tokDot {
+		p.next()
+		part, err := p.expect(tokIdent, "a field name after \".\"")
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, part.text)
+	}
+	path := strings.Join(parts, ".")
+	switch path {
+	case "object.metadata.uid", "object.metadata.namespace":
+		return path, nil
+	}
+	return "", p.errorAt(first, "unsupported field %q: use object.metadata.uid or object.metadata.namespace", path)
+}
+
+// bound parses ", 'hex'" and checks the hex is a bound the server accepts.
+func (p *shardParser) bound(name string) (string, error) {
+	if _, err := p.expect(tokComma, `"," before the range `+name); err != nil {
+		return "", err
+	}
+	lit, err := p.expect(tokString, "the range "+name+" as a quoted hex string such as '0x8000000000000000'")
+	if err != nil {
+		return "", err
+	}
+	if err := checkShardBound(lit.text); err != nil {
+		return "", p.errorAt(lit, "range %s: %w", name, err)
+	}
+	return lit.text, nil
+}
+
+// checkShardBound reports why s is not a bound of the hash space, if it is
+// not one: "0x" and 16 lowercase hex digits, or 2^64 itself.
+func checkShardBound(s string) error {
+	digits, ok := strings.CutPrefix(s, "0x")
+	if !ok || digits == "" {
+		return fmt.Errorf("%q must be 0x followed by 16 hex digits", s)
+	}
+	for i := 0; i < len(digits); i++ {
+		if c := digits[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return fmt.Errorf("%q has %q, not a lowercase hex digit", s, c)
+		}
+	}
+	switch {
+	case len(digits) == 16, s == shardHashSpaceEnd:
+		return nil
+	case len(digits) < 16:
+		return fmt.Errorf("%q must have exactly 16 hex digits (did you mean %q?)", s, "0x"+strings.Repeat("0", 16-len(digits))+digits)
+	default:
+		return fmt.Errorf("%q is beyond the hash space, whose end is %s", s, shardHashSpaceEnd)
+	}
+}
+
+// expect reads the next token and fails unless it is of kind; want says
+// what was expected, for the error.
+func (p *shardParser) expect(kind tokKind, want string) (shardToken, error) {
+	tok := p.next()
+	if tok.err != nil {
+		return tok, tok.err
+	}
+	if tok.kind != kind {
+		return tok, p.errorAt(tok, "expected %s, found %s", want, tok)
+	}
+	return tok, nil
+}
+
+// errorAt formats an error located at tok.
+func (p *shardParser) errorAt(tok shardToken, format string, args ...any) error {
+	return fmt.Errorf("at offset %d: %w", tok.pos, fmt.Errorf(format, args...))
+}
+
+// peek returns the next token without consuming it.
+func (p *shardParser) peek() shardToken {
+	save := p.pos
+	tok := p.next()
+	p.pos = save
+	return tok
+}
+
+// tokKind is the kind of a shardToken.
+type tokKind int
+
+const (
+	tokEOF tokKind = iota
+	tokBad
+	tokIdent
+	tokString
+	tokNumber
+	tokLParen
+	tokRParen
+	tokComma
+	tokDot
+	tokOr
+)
+
+// shardToken is one lexical token of a selector.
+type shardToken struct {
+	kind tokKind
+	// text is the identifier, or the string literal without its quotes.
+	text string
+	// pos is the byte offset where the token starts.
+	pos int
+	// err says why the text at pos is no token (kind tokBad).
+	err error
+}
+
+// String describes the token for error messages.
+func (t shardToken) String() string {
+	switch t.kind {
+	case tokEOF:
+		return "the end of the selector"
+	case tokIdent:
+		return fmt.Sprintf("%q", t.text)
+	case tokString:
+		return fmt.Sprintf("the string %q", t.text)
+	case tokNumber:
+		return fmt.Sprintf("the unquoted %s", t.text)
+	case tokLParen:
+		return `"("`
+	case tokRParen:
+		return `")"`
+	case tokComma:
+		return `","`
+	case tokDot:
+		return `"."`
+	case tokOr:
+		return `"||"`
+	}
+	return "an invalid token"
+}
+
+// next reads the token at p.pos, skipping white space before it.
+func (p *shardParser) next() shardToken {
+	for p.pos < len(p.src) && isShardSpace(p.src[p.pos]) {
+		p.pos++
+	}
+	start := p.pos
+	if start == len(p.src) {
+		return shardToken{kind: tokEOF, pos: start}
+	}
+	c := p.src[start]
+	if kind, ok := shardPunct[c]; ok {
+		p.pos++
+		return shardToken{kind: kind, pos: start}
+	}
+	switch {
+	case c == '|' && strings.HasPrefix(p.src[start:], "||"):
+		p.pos += 2
+		return shardToken{kind: tokOr, pos: start}
+	case c == '\'' || c == '"':
+		return p.stringLiteral(c)
+	case isIdentPart(c):
+		for p.pos < len(p.src) && isIdentPart(p.src[p.pos]) {
+			p.pos++
+		}
+		kind := tokIdent
+		if !isIdentStart(c) {
+			kind = tokNumber
+		}
+		return shardToken{kind: kind, text: p.src[start:p.pos], pos: start}
+	}
+	return p.bad(start, fmt.Errorf("unexpected character %q", c))
+}
+
+// shardPunct maps the one-character tokens to their kinds.
+var shardPunct = map[byte]tokKind{'(': tokLParen, ')': tokRParen, ',': tokComma, '.': tokDot}
+
+// stringLiteral reads a literal quoted with quote, starting at p.pos.
+func (p *shardParser) stringLiteral(quote byte) shardToken {
+	start := p.pos
+	for i := start + 1; i < len(p.src); i++ {
+		switch p.src[i] {
+		case quote:
+			p.pos = i + 1
+			return shardToken{kind: tokString, text: p.src[start+1 : i], pos: start}
+		case '\\':
+			return p.bad(i, errors.New("escape sequences are not supported in a shard bound"))
+		case '\n', '\r':
+			return p.bad(i, errors.New("line break inside a string"))
+		}
+	}
+	return p.bad(start, errors.New("unterminated string"))
+}
+
+// bad returns an invalid token at pos and moves to the end of the input,
+// so that nothing is read after it.
+func (p *shardParser) bad(pos int, err error) shardToken {
+	p.pos = len(p.src)
+	return shardToken{kind: tokBad, pos: pos, err: fmt.Errorf("at offset %d: %w", pos, err)}
+}
+
+func isShardSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
+}
+
+func isIdentStart(c byte) bool {
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+}
+
+func isIdentPart(c byte) bool { return isIdentStart(c) || (c >= '0' && c <= '9') }
