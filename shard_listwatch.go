@@ -153,7 +153,7 @@ func (s *ShardedListerWatcher) Watch(options metav1.ListOptions) (watch.Interfac
 func (s *ShardedListerWatcher) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
 	options.ShardSelector = s.text
 	list, err := s.inner.ListWithContext(ctx, options)
-	if err != nil || isNilObject(list) {
+	if err != nil || list == nil || isNilPointer(list) {
 		return list, err
 	}
 	logger := klog.FromContext(ctx)
@@ -198,7 +198,7 @@ func (s *ShardedListerWatcher) WatchWithContext(ctx context.Context, options met
 func (s *ShardedListerWatcher) probeMode(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	list, err := s.inner.ListWithContext(ctx, metav1.ListOptions{Limit: 1, ShardSelector: s.text})
-	if err != nil || isNilObject(list) {
+	if err != nil || list == nil || isNilPointer(list) {
 		logger.V(4).Info("Could not learn whether the API server applies the shard selector", "selector", s.text, "err", err)
 		return
 	}
