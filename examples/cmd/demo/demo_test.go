@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +21,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kcache/cache/examples/internal/simcluster"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // These tests build the demo binary and run it as a user would, talking
@@ -262,19 +266,40 @@ func TestDemo_RunsAgainstAChurningCluster(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("/metrics = %d", code)
 	}
-	for _, metric := range []string{
-		"kcache_demo_pods_cached ",
-		"kcache_demo_synced 1",
-		`kcache_demo_events_total{kind="added"}`,
-		`kcache_informer_listener_backlog{informer="kcache-demo",resource="pods",handler="main.eventPrinter"}`,
-		`kcache_informer_listener_backlog{informer="kcache-demo",resource="pods",handler="main.podStats"}`,
-		"kcache_informer_queued_items{",
-		"kcache_reflector_lists_total{",
-		"# TYPE kcache_informer_processing_seconds histogram",
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("parse /metrics: %v", err)
+	}
+	for name, typ := range map[string]dto.MetricType{
+		"kcache_demo_pods_cached":            dto.MetricType_GAUGE,
+		"kcache_demo_synced":                 dto.MetricType_GAUGE,
+		"kcache_demo_events_total":           dto.MetricType_COUNTER,
+		"kcache_demo_pods":                   dto.MetricType_GAUGE,
+		"kcache_informer_listener_backlog":   dto.MetricType_GAUGE,
+		"kcache_informer_queued_items":       dto.MetricType_GAUGE,
+		"kcache_informer_processing_seconds": dto.MetricType_HISTOGRAM,
+		"reflector_lists_total":              dto.MetricType_COUNTER,
+		"kcache_demo_sim_list_pages_total":   dto.MetricType_COUNTER,
 	} {
-		if !strings.Contains(string(body), metric) {
-			t.Errorf("/metrics lacks %s", metric)
+		if fam, ok := fams[name]; !ok {
+			t.Errorf("/metrics lacks %s", name)
+		} else if fam.GetType() != typ {
+			t.Errorf("/metrics: %s is a %v, want %v", name, fam.GetType(), typ)
 		}
+	}
+	if got := samples(fams["kcache_demo_synced"]); len(got) != 1 || got[0].Value != 1 {
+		t.Errorf("/metrics: kcache_demo_synced = %+v, want 1", got)
+	}
+	var handlers []string
+	for _, s := range samples(fams["kcache_informer_listener_backlog"]) {
+		if s.Labels["informer"] == "kcache-demo" && s.Labels["resource"] == "pods" {
+			handlers = append(handlers, s.Labels["handler"])
+		}
+	}
+	slices.Sort(handlers)
+	if diff := cmp.Diff([]string{"main.eventPrinter", "main.podStats"}, handlers); diff != "" {
+		t.Errorf("/metrics: handlers with a backlog gauge (-want +got):\n%s", diff)
 	}
 
 	atLeast := map[string]int{"event": 10, "status": 2, "drop": 1, "expire": 1, "relist": 1}

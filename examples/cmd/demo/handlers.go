@@ -8,7 +8,7 @@ import (
 	"time"
 
 	cache "github.com/kcache/cache"
-	"github.com/kcache/cache/examples/internal/promtext"
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -113,7 +113,7 @@ func (p *eventPrinter) takeHidden() int {
 type podStats struct {
 	delay time.Duration
 
-	added, modified, unchanged, deleted *promtext.Counter
+	added, modified, unchanged, deleted prometheus.Counter
 	// total counts every notification, for the events/s figure.
 	total atomic.Int64
 
@@ -125,20 +125,27 @@ type podStats struct {
 
 var _ cache.ResourceEventHandler = (*podStats)(nil)
 
-func newPodStats(reg *promtext.Registry, delay time.Duration) *podStats {
-	const name, help = "kcache_demo_events_total", "Notifications the podStats handler received, by kind (unchanged: an update that did not move the resource version, as after a relist)."
+func newPodStats(reg prometheus.Registerer, delay time.Duration) *podStats {
+	events := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "kcache", Subsystem: "demo", Name: "events_total",
+		Help: "Notifications the podStats handler received, by kind (unchanged: an update that did not move the resource version, as after a relist).",
+	}, []string{"kind"})
 	s := &podStats{
 		delay:     delay,
-		added:     reg.Counter(name, help, "kind", "added"),
-		modified:  reg.Counter(name, help, "kind", "modified"),
-		unchanged: reg.Counter(name, help, "kind", "unchanged"),
-		deleted:   reg.Counter(name, help, "kind", "deleted"),
+		added:     events.WithLabelValues("added"),
+		modified:  events.WithLabelValues("modified"),
+		unchanged: events.WithLabelValues("unchanged"),
+		deleted:   events.WithLabelValues("deleted"),
 		phaseOf:   map[string]v1.PodPhase{},
 		phases:    map[v1.PodPhase]int{},
 	}
+	reg.MustRegister(events)
 	for _, phase := range allPhases {
-		reg.GaugeFunc("kcache_demo_pods", "Pods in the cache by phase, as the podStats handler counts them.",
-			func() float64 { return float64(s.phaseCount(phase)) }, "phase", string(phase))
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: "kcache", Subsystem: "demo", Name: "pods",
+			Help:        "Pods in the cache by phase, as the podStats handler counts them.",
+			ConstLabels: prometheus.Labels{"phase": string(phase)},
+		}, func() float64 { return float64(s.phaseCount(phase)) }))
 	}
 	return s
 }

@@ -24,8 +24,8 @@ import (
 	"time"
 
 	cache "github.com/kcache/cache"
-	"github.com/kcache/cache/examples/internal/promtext"
 	"github.com/kcache/cache/examples/internal/simcluster"
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -115,10 +115,14 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 
 	con := newConsole(out)
 	defer cache.SetListenerBacklogLimit(cache.SetListenerBacklogLimit(cfg.backlogLimit))
-	reg := promtext.NewRegistry()
+	reg := prometheus.NewRegistry()
 	installReflectorMetrics()
 	view := &syncView{con: con}
-	relists := reg.Counter("kcache_demo_relists_total", "Lists completed after the initial sync (after 410 Gone, for instance).")
+	relists := prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "kcache", Subsystem: "demo", Name: "relists_total",
+		Help: "Lists completed after the initial sync (after 410 Gone, for instance).",
+	})
+	reg.MustRegister(relists)
 	obs := &listObserver{report: func(p listProgress) {
 		view.report(p)
 		if p.done && !p.initial {
@@ -161,8 +165,12 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	reg.GaugeFunc("kcache_demo_pods_cached", "Pods in the informer's cache.", func() float64 { return float64(len(inf.GetStore().ListKeys())) })
-	reg.GaugeFunc("kcache_demo_synced", "1 once the informer has synced.", func() float64 { return boolFloat(inf.HasSynced()) })
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kcache", Subsystem: "demo", Name: "pods_cached", Help: "Pods in the informer's cache."},
+			func() float64 { return float64(len(inf.GetStore().ListKeys())) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "kcache", Subsystem: "demo", Name: "synced", Help: "1 once the informer has synced."},
+			func() float64 { return boolFloat(inf.HasSynced()) }),
+	)
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -224,14 +232,17 @@ func newSource(cfg config, con *console, obs *listObserver) (*source, error) {
 }
 
 // registerSimMetrics exposes what the simulated cluster did.
-func registerSimMetrics(reg *promtext.Registry, c *simcluster.Cluster) {
-	stat := func(pick func(simcluster.Stats) int64) func() float64 {
-		return func() float64 { return float64(pick(c.Stats())) }
+func registerSimMetrics(reg prometheus.Registerer, c *simcluster.Cluster) {
+	stat := func(name, help string, pick func(simcluster.Stats) int64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "kcache", Subsystem: "demo_sim", Name: name, Help: help},
+			func() float64 { return float64(pick(c.Stats())) })
 	}
-	reg.CounterFunc("kcache_demo_sim_watches_dropped_total", "Watches the simulated cluster dropped.", stat(func(s simcluster.Stats) int64 { return s.WatchesDropped }))
-	reg.CounterFunc("kcache_demo_sim_expirations_total", "Times the simulated cluster compacted its history.", stat(func(s simcluster.Stats) int64 { return s.Expirations }))
-	reg.CounterFunc("kcache_demo_sim_gone_errors_total", "Requests the simulated cluster answered with 410 Gone.", stat(func(s simcluster.Stats) int64 { return s.GoneErrors }))
-	reg.CounterFunc("kcache_demo_sim_list_pages_total", "LIST pages the simulated cluster served.", stat(func(s simcluster.Stats) int64 { return s.ListPages }))
+	reg.MustRegister(
+		stat("watches_dropped_total", "Watches the simulated cluster dropped.", func(s simcluster.Stats) int64 { return s.WatchesDropped }),
+		stat("expirations_total", "Times the simulated cluster compacted its history.", func(s simcluster.Stats) int64 { return s.Expirations }),
+		stat("gone_errors_total", "Requests the simulated cluster answered with 410 Gone.", func(s simcluster.Stats) int64 { return s.GoneErrors }),
+		stat("list_pages_total", "LIST pages the simulated cluster served.", func(s simcluster.Stats) int64 { return s.ListPages }),
+	)
 }
 
 // watchErrorPrinter reports the errors that end a reflector's

@@ -12,8 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	cache "github.com/kcache/cache"
-	"github.com/kcache/cache/examples/internal/promtext"
 	"github.com/kcache/cache/examples/internal/simcluster"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -85,8 +86,7 @@ func TestEventPrinter_PrintsChangesWithinTheRate(t *testing.T) {
 }
 
 func TestPodStats_CountsKindsAndPhases(t *testing.T) {
-	reg := promtext.NewRegistry()
-	s := newPodStats(reg, 0)
+	s := newPodStats(prometheus.NewRegistry(), 0)
 	s.OnAdd(pod("ns", "web-1", v1.PodPending, "1"), true)
 	s.OnAdd(pod("ns", "web-2", v1.PodRunning, "2"), false)
 	s.OnUpdate(pod("ns", "web-1", v1.PodPending, "1"), pod("ns", "web-1", v1.PodRunning, "3"))
@@ -94,7 +94,7 @@ func TestPodStats_CountsKindsAndPhases(t *testing.T) {
 	s.OnDelete(cache.DeletedFinalStateUnknown{Key: "ns/web-2", Obj: pod("ns", "web-2", v1.PodRunning, "2")})
 
 	got := map[string]float64{
-		"added": s.added.Value(), "modified": s.modified.Value(), "unchanged": s.unchanged.Value(), "deleted": s.deleted.Value(),
+		"added": testutil.ToFloat64(s.added), "modified": testutil.ToFloat64(s.modified), "unchanged": testutil.ToFloat64(s.unchanged), "deleted": testutil.ToFloat64(s.deleted),
 		"total": float64(s.total.Load()), "Running": float64(s.phaseCount(v1.PodRunning)), "Pending": float64(s.phaseCount(v1.PodPending)),
 	}
 	want := map[string]float64{"added": 2, "modified": 1, "unchanged": 1, "deleted": 1, "total": 5, "Running": 1, "Pending": 0}
@@ -249,7 +249,7 @@ func TestMux_AnswersFromTheInformer(t *testing.T) {
 		}
 	}
 	inf := cache.NewSharedIndexInformer(c.ListerWatcher(), &v1.Pod{}, 0, cache.Indexers{appIndex: podsByApp})
-	srv := httptest.NewServer(newMux(inf, promtext.NewRegistry()))
+	srv := httptest.NewServer(newMux(inf, prometheus.NewRegistry()))
 	defer srv.Close()
 	get := func(path string) (int, string) {
 		t.Helper()

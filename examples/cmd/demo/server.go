@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	cache "github.com/kcache/cache"
-	"github.com/kcache/cache/examples/internal/promtext"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -37,7 +38,7 @@ type podSummary struct {
 }
 
 // newMux serves the demo's HTTP endpoints from the informer's cache.
-func newMux(inf cache.SharedIndexInformer, registries ...*promtext.Registry) *http.ServeMux {
+func newMux(inf cache.SharedIndexInformer, gatherers ...prometheus.Gatherer) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /pods", func(w http.ResponseWriter, r *http.Request) {
 		app := r.URL.Query().Get("app")
@@ -72,14 +73,7 @@ func newMux(inf cache.SharedIndexInformer, registries ...*promtext.Registry) *ht
 		}
 		fmt.Fprintln(w, "ok: synced")
 	})
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", promtext.ContentType)
-		for _, reg := range registries {
-			if _, err := reg.WriteTo(w); err != nil {
-				return
-			}
-		}
-	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(prometheus.Gatherers(gatherers), promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "kcache demo. Endpoints:")
