@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -223,9 +225,7 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType interface{}, store R
 		initialEventsCheckEvery: defaultInitialEventsCheckEvery,
 	}
 	if r.name == "" {
-		// Frames of the standard library's sync package (sync.WaitGroup.Go
-		// starting an informer) say nothing about who runs the reflector.
-		r.name = naming.GetNameFromCallsite(thisPackageDir, "/src/sync/")
+		r.name = naming.GetNameFromCallsite(callsiteSkipped...)
 	}
 	if r.typeDescription == "" {
 		r.typeDescription = describeExpectedType(expectedType)
@@ -268,6 +268,36 @@ var thisPackageDir = func() string {
 	}
 	return filepath.Dir(file) + "/"
 }()
+
+// callsiteSkipped are the paths to skip when a reflector is named after
+// its caller: this package's files, one by one, so that code in a folder
+// below this one (an example or a test module in this repository) still
+// names its reflectors (without the sources at hand, the whole directory),
+// and the standard library's sync package (sync.WaitGroup.Go starting an
+// informer says nothing about who runs it). Its capacity is its length:
+// GetNameFromCallsite appends to it, and reflectors are made concurrently.
+var callsiteSkipped = func() []string {
+	files := append(thisPackageFiles(), "/src/sync/")
+	return files[:len(files):len(files)]
+}()
+
+// thisPackageFiles lists this package's source files.
+func thisPackageFiles() []string {
+	entries, err := os.ReadDir(thisPackageDir)
+	if err != nil {
+		return []string{thisPackageDir}
+	}
+	var files []string
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".go") {
+			files = append(files, thisPackageDir+e.Name())
+		}
+	}
+	if len(files) == 0 {
+		return []string{thisPackageDir}
+	}
+	return files
+}
 
 // describeExpectedType is the default TypeDescription.
 func describeExpectedType(expectedType interface{}) string {
