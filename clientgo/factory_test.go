@@ -3,7 +3,9 @@ package clientgo
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -11,9 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	toolscache "k8s.io/client-go/tools/cache"
 )
 
@@ -78,6 +82,7 @@ func TestFactory_InformersAndListersRunOnKcache(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			client := fake.NewClientset(newPod("ns1", "a"), newPod("ns2", "b"))
+			watching := watchOpened(client)
 			f, err := tc.build(client)
 			if err != nil {
 				t.Fatal(err)
@@ -108,7 +113,13 @@ func TestFactory_InformersAndListersRunOnKcache(t *testing.T) {
 			}
 
 			// A pod every factory above sees (ns1, app=b): created, then
-			// deleted.
+			// deleted, once the informer watches (the fake clientset does
+			// not replay changes made between its list and its watch).
+			select {
+			case <-watching:
+			case <-time.After(wait.ForeverTestTimeout):
+				t.Fatal("the informer never opened its watch")
+			}
 			ctx := context.Background()
 			p := newPod("ns1", "c")
 			p.Labels["app"] = "b"
@@ -268,4 +279,20 @@ func TestWrapFactory_Inputs(t *testing.T) {
 	if err != nil || s.client != kubernetes.Interface(client) || s.namespace != "ns" || s.tweak != nil {
 		t.Errorf("settings = %+v, %v", s, err)
 	}
+}
+
+// watchOpened returns a channel closed once client served its first watch.
+// The watch is the tracker's, as the fake clientset's own reactor gives.
+func watchOpened(client *fake.Clientset) <-chan struct{} {
+	opened := make(chan struct{})
+	var once sync.Once
+	client.PrependWatchReactor("*", func(action clienttesting.Action) (bool, watch.Interface, error) {
+		w, err := client.Tracker().Watch(action.GetResource(), action.GetNamespace())
+		if err != nil {
+			return true, nil, err
+		}
+		once.Do(func() { close(opened) })
+		return true, w, nil
+	})
+	return opened
 }
