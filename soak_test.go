@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -19,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 
 	framework "github.com/kcache/cache/testing"
@@ -82,7 +82,9 @@ func soakFaults(rng *rand.Rand) framework.FaultConfig {
 
 // soakNoWatchList hides the server's streaming lists from an informer, so
 // that it lists page by page.
-type soakNoWatchList struct{ *simServer }
+type soakNoWatchList struct {
+	*framework.FakeControllerSource
+}
 
 func (soakNoWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 
@@ -158,7 +160,7 @@ func (si *soakInformer) countWatchError(_ context.Context, _ *Reflector, err err
 // soakWorkload drives random changes into the server and remembers what
 // it created.
 type soakWorkload struct {
-	s       *simServer
+	s       *framework.FakeControllerSource
 	rng     *rand.Rand
 	target  int
 	live    []int
@@ -169,7 +171,7 @@ type soakWorkload struct {
 	applied int
 }
 
-func newSoakWorkload(s *simServer, rng *rand.Rand, target int) *soakWorkload {
+func newSoakWorkload(s *framework.FakeControllerSource, rng *rand.Rand, target int) *soakWorkload {
 	return &soakWorkload{s: s, rng: rng, target: target, at: map[int]int{}, current: map[int]*v1.Pod{}, gen: map[int]int{}}
 }
 
@@ -184,7 +186,7 @@ func (w *soakWorkload) create(id int) {
 		},
 		Spec: v1.PodSpec{NodeName: fmt.Sprint("node-", w.rng.IntN(20))},
 	}
-	w.s.apply(watch.Added, p)
+	w.s.Add(p)
 	w.current[id] = p
 	w.at[id] = len(w.live)
 	w.live = append(w.live, id)
@@ -194,14 +196,14 @@ func (w *soakWorkload) create(id int) {
 func (w *soakWorkload) update(id int) {
 	p := w.current[id].DeepCopy()
 	p.Spec.NodeName = fmt.Sprint("node-", w.rng.IntN(20))
-	w.s.apply(watch.Modified, p)
+	w.s.Modify(p)
 	w.current[id] = p
 	w.applied++
 }
 
 func (w *soakWorkload) remove(id int) {
 	p := w.current[id].DeepCopy()
-	w.s.apply(watch.Deleted, p)
+	w.s.Delete(p)
 	delete(w.current, id)
 	i := w.at[id]
 	last := w.live[len(w.live)-1]
@@ -272,7 +274,7 @@ func TestSoak_InformersUnderFaultsMatchTheServer(t *testing.T) {
 	heapBefore := liveHeap()
 	began := time.Now()
 
-	server := newSimServer(cfg.window)
+	server := framework.NewFakeControllerSourceWithOptions(framework.FakeControllerSourceOptions{Paging: true, WatchCacheSize: cfg.window})
 	work := newSoakWorkload(server, rand.New(rand.NewPCG(seed, 0)), cfg.objects)
 	for range cfg.objects / 2 {
 		work.create(work.newID())
@@ -280,7 +282,7 @@ func TestSoak_InformersUnderFaultsMatchTheServer(t *testing.T) {
 
 	clk := newWarpClock(1000)
 	streaming := newSoakInformer(t, "streaming",
-		framework.NewFaultyListerWatcherWithContext(server, soakFaults(rand.New(rand.NewPCG(seed, 1)))), 0, clk)
+		framework.NewFaultyListerWatcher(server, soakFaults(rand.New(rand.NewPCG(seed, 1)))), 0, clk)
 	paged := newSoakInformer(t, "paged",
 		framework.NewFaultyListerWatcher(soakNoWatchList{server}, soakFaults(rand.New(rand.NewPCG(seed, 2)))), 10*time.Minute, clk)
 	informers := []*soakInformer{streaming, paged}
@@ -296,7 +298,7 @@ func TestSoak_InformersUnderFaultsMatchTheServer(t *testing.T) {
 			stopped = true
 			cancel()
 			wg.Wait()
-			server.shutdown()
+			server.Shutdown()
 		}
 	}
 	defer stop()
@@ -308,10 +310,11 @@ func TestSoak_InformersUnderFaultsMatchTheServer(t *testing.T) {
 	settled := time.Now()
 	quiesce(t, cfg, server, informers)
 	settleTime := time.Since(settled)
+	endRV, endObjs := soakServerState(t, server)
 	stop()
 
-	divergences := checkSoakEnd(t, server, informers)
-	reportSoak(t, cfg, work, server, informers, figures, divergences, settleTime, time.Since(began))
+	divergences := checkSoakEnd(t, endObjs, informers)
+	reportSoak(t, cfg, work, endRV, endObjs, informers, figures, divergences, settleTime, time.Since(began))
 	if divergences != 0 {
 		t.Errorf("%d divergences, want 0", divergences)
 	}
@@ -328,10 +331,11 @@ func TestSoak_InformersUnderFaultsMatchTheServer(t *testing.T) {
 
 // runSoakWorkload applies the workload, keeping the watch consumers within
 // half the watch cache except during a storm at each quarter of the run
-// (more changes at once than the watch cache keeps, so that watches expire),
+// (more changes at once than the watch cache keeps, so that resuming from
+// before it fails with 410 and the informers relist),
 // registering the late handlers half-way, and sampling lags, backlogs and
 // the heap.
-func runSoakWorkload(t *testing.T, cfg soakConfig, work *soakWorkload, server *simServer, informers []*soakInformer) soakFigures {
+func runSoakWorkload(t *testing.T, cfg soakConfig, work *soakWorkload, server *framework.FakeControllerSource, informers []*soakInformer) soakFigures {
 	t.Helper()
 	fig := soakFigures{maxLag: map[string]int64{}, maxBacklog: map[string]int{}, merged: map[string]uint64{}}
 	lateAdded := false
@@ -344,11 +348,6 @@ func runSoakWorkload(t *testing.T, cfg soakConfig, work *soakWorkload, server *s
 				if id, ok := work.randomLive(); ok {
 					work.update(id)
 				}
-			}
-		}
-		if work.applied%100 < 20 {
-			if err := server.waitForWatchers(int64(cfg.window/2), time.Minute); err != nil {
-				t.Fatal(err)
 			}
 		}
 		if !lateAdded && work.applied >= cfg.changes/2 {
@@ -368,8 +367,8 @@ func runSoakWorkload(t *testing.T, cfg soakConfig, work *soakWorkload, server *s
 
 // sampleSoak records how far behind each handler is, the size of each
 // listener's backlog, and the heap.
-func sampleSoak(fig *soakFigures, server *simServer, informers []*soakInformer) {
-	rv, _ := server.current()
+func sampleSoak(fig *soakFigures, server *framework.FakeControllerSource, informers []*soakInformer) {
+	rv, _ := soakServerState(nil, server)
 	for _, si := range informers {
 		for _, h := range si.handlers {
 			if seen := h.maxRV.Load(); seen > 0 {
@@ -391,9 +390,9 @@ func sampleSoak(fig *soakFigures, server *simServer, informers []*soakInformer) 
 
 // quiesce waits until every informer's store and every handler's view
 // equal the server's state, and every registration has synced.
-func quiesce(t *testing.T, cfg soakConfig, server *simServer, informers []*soakInformer) {
+func quiesce(t *testing.T, cfg soakConfig, server *framework.FakeControllerSource, informers []*soakInformer) {
 	t.Helper()
-	_, objs := server.current()
+	_, objs := soakServerState(t, server)
 	truth := soakTruth(objs)
 	var last string
 	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, cfg.quiesceTimeout, true, func(context.Context) (bool, error) {
@@ -447,9 +446,8 @@ func storeRVs(s Store) map[string]string {
 // checkSoakEnd checks the final state once everything stopped: stores,
 // indexes and views equal the server, and no handler call diverged. It
 // returns the number of divergences.
-func checkSoakEnd(t *testing.T, server *simServer, informers []*soakInformer) int64 {
+func checkSoakEnd(t *testing.T, objs []*v1.Pod, informers []*soakInformer) int64 {
 	t.Helper()
-	_, objs := server.current()
 	truth := soakTruth(objs)
 	byNode := map[string][]string{}
 	for _, p := range objs {
@@ -489,14 +487,10 @@ func checkSoakEnd(t *testing.T, server *simServer, informers []*soakInformer) in
 	return total
 }
 
-func reportSoak(t *testing.T, cfg soakConfig, work *soakWorkload, server *simServer, informers []*soakInformer, fig soakFigures, divergences int64, settle, total time.Duration) {
+func reportSoak(t *testing.T, cfg soakConfig, work *soakWorkload, rv int64, objs []*v1.Pod, informers []*soakInformer, fig soakFigures, divergences int64, settle, total time.Duration) {
 	t.Helper()
-	lists, streamingLists, watches, expired := server.stats()
-	rv, objs := server.current()
 	t.Logf("soak %s: %d changes applied (resource version %d), %d objects at the end, in %v (settled in %v)",
 		cfg.name, work.applied, rv, len(objs), total.Round(time.Millisecond), settle.Round(time.Millisecond))
-	t.Logf("server: %d relists (%d paginated list starts, %d streaming lists), %d watches, %d watchers expired for lagging",
-		lists+streamingLists, lists, streamingLists, watches, expired)
 	for _, si := range informers {
 		t.Logf("%s faults: %v", si.name, si.faults.Stats())
 		si.errMu.Lock()
@@ -517,4 +511,23 @@ func liveHeap() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
+}
+
+// soakServerState returns the server's resource version and objects; a
+// failure to list fails the test when t is set.
+func soakServerState(t *testing.T, server *framework.FakeControllerSource) (int64, []*v1.Pod) {
+	list, err := server.List(metav1.ListOptions{})
+	if err != nil {
+		if t != nil {
+			t.Fatalf("listing the server: %v", err)
+		}
+		return 0, nil
+	}
+	pods := list.(*v1.List).Items
+	out := make([]*v1.Pod, len(pods))
+	for i, item := range pods {
+		out[i] = item.Object.(*v1.Pod)
+	}
+	rv, _ := strconv.ParseInt(list.(*v1.List).ResourceVersion, 10, 64)
+	return rv, out
 }

@@ -6,7 +6,15 @@
 // set SendInitialEvents to true first delivers every current object as an
 // ADDED event, then a BOOKMARK annotated "k8s.io/initial-events-end" at the
 // current resource version, then live changes, as kube-apiserver does for a
-// reflector using the WatchListClient feature.
+// reflector using the WatchListClient feature. Bookmark sends progress
+// bookmarks to the watches that asked for them, and Compact discards the
+// change history as etcd's compaction does.
+//
+// NewFakeControllerSourceWithOptions turns on more of the server: paginated
+// lists with continue tokens, and a bounded watch cache (see
+// FakeControllerSourceOptions). With those, and FaultyListerWatcher in
+// front for the failures of a real server and network, the fake is the one
+// simulated API server this module's tests, soak and benchmarks use.
 package framework
 
 import (
@@ -95,10 +103,15 @@ type FakeControllerSource struct {
 	// ListError, when not nil, is returned by every List.
 	ListError error
 
-	// changes holds the recorded changes since the last ResetWatch, oldest
-	// first. Invariant: changes[i] has resource version
-	// lastRV-len(changes)+1+i.
-	changes []watch.Event
+	// opts are the options the source was made with; fixed.
+	opts FakeControllerSourceOptions
+
+	// changes holds the retained changes since the last ResetWatch or
+	// Compact, oldest first, at most opts.WatchCacheSize of them when that
+	// is set. Invariant: changes[i] has resource version
+	// lastRV-len(changes)+1+i; watches and continue tokens can start from
+	// lastRV-len(changes) on.
+	changes []change
 	// lastRV is the resource version of the newest change, 0 before any.
 	lastRV int
 	// example is a stored object of the resource's type (the last one
@@ -110,6 +123,15 @@ type FakeControllerSource struct {
 	broken error
 	// shutDown is set by Shutdown.
 	shutDown bool
+}
+
+// change is one recorded change.
+type change struct {
+	// event is the change as watches get it, with the stored object.
+	event watch.Event
+	// prev is the stored state of the object's key before the change, nil
+	// if it had none: what undoing the change restores.
+	prev runtime.Object
 }
 
 // FakePVControllerSource is a FakeControllerSource for PersistentVolumes
@@ -234,9 +256,9 @@ func (f *FakeControllerSource) record(e watch.Event) (*watch.Broadcaster, watch.
 	f.lastRV++
 	accessor.SetResourceVersion(strconv.Itoa(f.lastRV))
 	stored := watch.Event{Type: e.Type, Object: e.Object.DeepCopyObject()}
-	f.changes = append(f.changes, stored)
 	f.example = stored.Object
 	key := nnu{namespace: accessor.GetNamespace(), name: accessor.GetName(), uid: accessor.GetUID()}
+	f.retainLocked(change{event: stored, prev: f.Items[key]})
 	switch e.Type {
 	case watch.Added, watch.Modified:
 		f.Items[key] = stored.Object
@@ -246,6 +268,24 @@ func (f *FakeControllerSource) record(e watch.Event) (*watch.Broadcaster, watch.
 	return f.Broadcaster, copyEvent(stored), true
 }
 
+// retainLocked appends c to the history and drops what the watch cache
+// size no longer keeps. Caller holds lock for writing.
+func (f *FakeControllerSource) retainLocked(c change) {
+	f.changes = append(f.changes, c)
+	if n := f.opts.WatchCacheSize; n > 0 && len(f.changes) > n {
+		drop := len(f.changes) - n
+		clear(f.changes[:drop])
+		f.changes = f.changes[drop:]
+	}
+}
+
+// oldestLocked is the oldest resource version a watch or a continue token
+// can start from: every change after it is retained. Caller holds lock, in
+// either mode.
+func (f *FakeControllerSource) oldestLocked() int {
+	return f.lastRV - len(f.changes)
+}
+
 // copyEvent returns e with a deep copy of its object.
 func copyEvent(e watch.Event) watch.Event {
 	return watch.Event{Type: e.Type, Object: e.Object.DeepCopyObject()}
@@ -253,26 +293,28 @@ func copyEvent(e watch.Event) watch.Event {
 
 // List returns a *v1.List of copies of the current objects, ordered by
 // namespace, name and UID, with the resource version of the newest change.
-// options are ignored. It fails with ListError when that is set.
+// It fails with ListError when that is set. options are ignored unless the
+// source pages lists (FakeControllerSourceOptions.Paging).
 func (f *FakeControllerSource) List(options metav1.ListOptions) (runtime.Object, error) {
-	return f.listAs(&v1.List{})
+	return f.listAs(&v1.List{}, options)
 }
 
 // List returns a *v1.PersistentVolumeList; see FakeControllerSource.List.
 // Unlike client-go's fake, it honours ListError.
 func (f *FakePVControllerSource) List(options metav1.ListOptions) (runtime.Object, error) {
-	return f.listAs(&v1.PersistentVolumeList{})
+	return f.listAs(&v1.PersistentVolumeList{}, options)
 }
 
 // List returns a *v1.PersistentVolumeClaimList; see
 // FakeControllerSource.List. Unlike client-go's fake, it honours ListError.
 func (f *FakePVCControllerSource) List(options metav1.ListOptions) (runtime.Object, error) {
-	return f.listAs(&v1.PersistentVolumeClaimList{})
+	return f.listAs(&v1.PersistentVolumeClaimList{}, options)
 }
 
 // listAs fills list, an empty list object, with copies of the current
-// objects and the current resource version.
-func (f *FakeControllerSource) listAs(list runtime.Object) (runtime.Object, error) {
+// objects and the current resource version, or with the page options ask
+// for when the source pages lists.
+func (f *FakeControllerSource) listAs(list runtime.Object, options metav1.ListOptions) (runtime.Object, error) {
 	f.lock.RLock()
 	defer f.lock.RUnlock()
 	if err := f.usableLocked(); err != nil {
@@ -280,6 +322,9 @@ func (f *FakeControllerSource) listAs(list runtime.Object) (runtime.Object, erro
 	}
 	if f.ListError != nil {
 		return nil, f.ListError
+	}
+	if f.opts.Paging {
+		return f.pageLocked(list, options)
 	}
 	if err := meta.SetList(list, f.snapshotLocked()); err != nil {
 		return nil, fmt.Errorf("listing: %w", err)
@@ -359,11 +404,11 @@ func (f *FakeControllerSource) watchPrefixLocked(options metav1.ListOptions) ([]
 	}
 	missed := f.lastRV - rv
 	if missed > len(f.changes) {
-		return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (oldest kept: %d)", rv, f.lastRV-len(f.changes)))
+		return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (oldest kept: %d)", rv, f.oldestLocked()))
 	}
 	replay := make([]watch.Event, 0, missed)
-	for _, e := range f.changes[len(f.changes)-missed:] {
-		replay = append(replay, copyEvent(e))
+	for _, c := range f.changes[len(f.changes)-missed:] {
+		replay = append(replay, copyEvent(c.event))
 	}
 	return replay, nil
 }

@@ -1,0 +1,95 @@
+package framework
+
+import (
+	"fmt"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// FakeControllerSourceOptions turns on the parts of kube-apiserver's
+// behaviour that client-go's fake leaves out. The zero value gives a source
+// that behaves as NewFakeControllerSource's.
+type FakeControllerSourceOptions struct {
+	// Paging makes List serve pages, as kube-apiserver does: at most
+	// options.Limit objects per call (all of them when Limit is 0) and a
+	// continue token for the rest. Every page of a list shows the state at
+	// the first page's resource version, which each page reports. A
+	// continue token whose resource version is no longer retained (see
+	// WatchCacheSize, Compact and ResetWatch) fails with 410 Expired, a
+	// malformed one with 400 Bad Request, and a first page asked for at a
+	// resource version the source has not reached yet fails as "too large".
+	Paging bool
+
+	// WatchCacheSize is how many recent changes the source retains, like
+	// the watch cache of kube-apiserver: a Watch can resume from, and a
+	// continue token can point at, a resource version at most that many
+	// changes old; an older one fails with 410 Expired. Zero retains every
+	// change since the last Compact or ResetWatch. Watches already open are
+	// not affected: they get every change.
+	WatchCacheSize int
+}
+
+// NewFakeControllerSourceWithOptions returns an empty source whose List
+// returns a *v1.List, with the behaviour opts turn on. Call Shutdown when
+// done: the source runs a goroutine. It panics if opts.WatchCacheSize is
+// negative.
+func NewFakeControllerSourceWithOptions(opts FakeControllerSourceOptions) *FakeControllerSource {
+	if opts.WatchCacheSize < 0 {
+		panic(fmt.Sprintf("framework.NewFakeControllerSourceWithOptions: WatchCacheSize is %d, want 0 or more", opts.WatchCacheSize))
+	}
+	f := &FakeControllerSource{opts: opts}
+	f.init(nil)
+	return f
+}
+
+// Compact discards the recorded changes, as compaction does in etcd: open
+// watches go on, but a Watch from, or a continue token at, a resource
+// version older than the current one fails with 410 Expired from now on.
+func (f *FakeControllerSource) Compact() {
+	f.lock.Lock()
+	defer f.lock.Unlock()
+	clear(f.changes)
+	f.changes = nil
+}
+
+// ResourceVersion returns the resource version of the newest change, "0"
+// before any: what a consistent List would report.
+func (f *FakeControllerSource) ResourceVersion() string {
+	f.lock.RLock()
+	defer f.lock.RUnlock()
+	return strconv.Itoa(f.lastRV)
+}
+
+// Bookmark sends a BOOKMARK event at the current resource version to the
+// open watches, as kube-apiserver does now and then to let idle watchers
+// move their resource version on. Its object is an empty object of the
+// resource's type carrying only the resource version. Bookmark does nothing
+// until the type is known (an object was added, or the source is typed)
+// and after Shutdown. Like a change, it waits for watches whose buffer is
+// full.
+//
+// kube-apiserver only sends bookmarks to watches that set
+// AllowWatchBookmarks, as reflectors always do; this fake sends them to
+// every open watch, so call it only when every watcher asked for them.
+func (f *FakeControllerSource) Bookmark() {
+	f.publishMu.Lock()
+	defer f.publishMu.Unlock()
+	f.lock.RLock()
+	b, example, rv, shutDown := f.Broadcaster, f.example, f.lastRV, f.shutDown
+	f.lock.RUnlock()
+	if shutDown || example == nil {
+		return
+	}
+	obj, err := emptyLike(example)
+	if err != nil {
+		return
+	}
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	accessor.SetResourceVersion(strconv.Itoa(rv))
+	_ = b.Action(watch.Bookmark, obj)
+}
