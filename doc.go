@@ -3,6 +3,37 @@
 // run on. Change the import path and a controller compiles and behaves the
 // same; the exported API is client-go v0.37.2's, name for name.
 //
+// # Layers
+//
+// The files form layers along the data flow; a file names only what its
+// own layer and the layers above it in this list declare (methods of one
+// type may be spread over files of one layer).
+//
+//	foundations   features.go (feature gates), metrics.go (metric seams),
+//	              identity.go (informer names), retry_with_deadline.go,
+//	              sync_wait.go (DoneChecker, WaitFor*), synctrack.go,
+//	              event_handler_name.go
+//	keys, index   keys.go, index.go (index functions), index_values.go,
+//	              index_set.go, slot_table.go, label_match.go
+//	stores        indexer.go (the Indexer interfaces), thread_safe_store.go,
+//	              thread_safe_replace.go, store.go, share.go and
+//	              share_informer.go (equal parts shared), undelta_store.go,
+//	              expiration_cache.go, expiration_cache_fakes.go,
+//	              fake_custom_store.go, mutation_cache.go,
+//	              mutation_detector.go, listers.go
+//	queues        delta_types.go, queue_ring.go, queue_lifecycle.go,
+//	              queue_shared.go (staging, list preparation), fifo.go,
+//	              deltas.go, delta_fifo.go, real_fifo_core.go, real_fifo.go,
+//	              heap.go
+//	reflector     listwatch.go, getter.go, reflector.go, reflector_watch.go,
+//	              pager.go, relist_reuse.go, consistency_detector.go,
+//	              shard_selector.go, shard_listwatch.go
+//	controller    event_handlers.go (the handler interfaces), change.go
+//	              (what the controller hands up), controller.go
+//	processor     backlog.go, listener_backlog.go, processor.go
+//	informer      shared_informer.go, typed_informer.go
+//	factory       factory.go
+//
 // # Data flow
 //
 //	  API server

@@ -9,28 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
-// Indexer is a Store with secondary indexes: named functions that map each
-// object to zero or more values, so objects can be looked up by value.
-type Indexer interface {
-	Store
-	// Index returns the objects that share at least one value of the named
-	// index with obj, each once.
-	Index(indexName string, obj interface{}) ([]interface{}, error)
-	// IndexKeys returns the keys of the objects with indexedValue in the
-	// named index.
-	IndexKeys(indexName, indexedValue string) ([]string, error)
-	// ListIndexFuncValues returns every value the named index holds.
-	ListIndexFuncValues(indexName string) []string
-	// ByIndex returns the objects with indexedValue in the named index.
-	ByIndex(indexName, indexedValue string) ([]interface{}, error)
-	// GetIndexers returns the index functions by name. Read-only.
-	GetIndexers() Indexers
-
-	// AddIndexers adds index functions and indexes the objects already
-	// stored. A name that already exists is an error.
-	AddIndexers(newIndexers Indexers) error
-}
-
 // IndexFunc computes the values an object is indexed under.
 type IndexFunc func(obj interface{}) ([]string, error)
 
@@ -63,18 +41,6 @@ type TypedIndexFunc[T any] func(obj T) ([]string, error)
 
 // TypedIndexers maps index names to typed index functions.
 type TypedIndexers[T any] map[string]TypedIndexFunc[T]
-
-// TypedIndexer is an Indexer whose objects are all of type T.
-type TypedIndexer[T any] interface {
-	Indexer
-
-	// TypedIndex is Index with typed objects.
-	TypedIndex(indexName string, obj T) ([]T, error)
-	// ByTypedIndex is ByIndex with typed objects.
-	ByTypedIndex(indexName, indexedValue string) ([]T, error)
-	// AddTypedIndexers is AddIndexers with typed functions.
-	AddTypedIndexers(newIndexers TypedIndexers[T]) error
-}
 
 // TypedIndexerFuncToIndexerFunc adapts a typed index function to an
 // IndexFunc. An object that is not a T is an error, not a panic.

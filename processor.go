@@ -12,6 +12,16 @@ import (
 	"k8s.io/utils/clock"
 )
 
+// ResourceEventHandlerRegistration is the handle of one registered handler.
+type ResourceEventHandlerRegistration interface {
+	// HasSynced reports whether the informer synced and this handler has
+	// processed every object of its initial list.
+	HasSynced() bool
+
+	// HasSyncedChecker returns a DoneChecker for HasSynced.
+	HasSyncedChecker() DoneChecker
+}
+
 // ListenerMetricsProvider is an optional extension of
 // InformerMetricsProvider: a provider that also implements it receives,
 // per registered handler, a gauge of the notifications waiting for the

@@ -2,9 +2,6 @@ package cache
 
 import (
 	"fmt"
-	"reflect"
-
-	"k8s.io/apimachinery/pkg/api/meta"
 )
 
 // This file is how a Reflector takes in the objects of a list (a paginated
@@ -26,71 +23,6 @@ import (
 // complete (the queue's Replace transforms what it is given). The first
 // results must be held until then, since they are the arguments of the
 // second calls; the reuse decision comes after the second transform.
-
-// listPreparer is implemented by the queues (DeltaFIFO and RealFIFO). A
-// Reflector feeding one hands it every listed object as it arrives, then the
-// prepared list.
-type listPreparer interface {
-	// prepareListed returns what the queue's Replace would queue for obj:
-	// obj transformed by the queue's transformer, or, when the objects
-	// cached by the queue's consumer hold the same version of it, the cached
-	// object. It fails where Replace would fail because of obj, with
-	// Replace's error.
-	prepareListed(obj interface{}) (interface{}, error)
-	// replaceTransformed is Replace for a list of prepared objects: it does
-	// not transform them again.
-	replaceTransformed(list []interface{}, resourceVersion string) error
-	// preparesListed reports whether the queue's objects may be prepared
-	// one by one as a list arrives. It is false where client-go's Replace
-	// can fail partway and leave part of the list queued (DeltaFIFO, and
-	// RealFIFO without AtomicEvents or value sharing): the Reflector then
-	// hands such a queue the list as listed, and its Replace does exactly
-	// what client-go's does, failures included.
-	preparesListed() bool
-	// streamTransformer is the transform a streaming list applies to each
-	// object as it arrives, before prepareListed transforms the result
-	// again: the transform the queue's owner gave, or nil.
-	streamTransformer() TransformFunc
-}
-
-// reuseCached returns the object cached holds under key when it is the same
-// version of the same object as obj, and obj otherwise. Same version means
-// same Go type, same UID and same non-empty resource version: a resource
-// version changes with every write, and comparing UIDs keeps an object
-// deleted and recreated under the same name from ever being mistaken for its
-// predecessor. cached may be nil. A failed or panicking lookup keeps obj:
-// reuse only saves memory, it must not fail a list.
-//
-// The rule trusts what it compares: it assumes cached objects are not
-// modified (they are read-only by contract) and that a transform produces
-// the same object from the same input.
-func reuseCached(cached KeyGetter, key string, obj interface{}) (out interface{}) {
-	if cached == nil || isNilPointer(obj) {
-		return obj
-	}
-	listed, err := meta.Accessor(obj)
-	if err != nil {
-		return obj
-	}
-	rv := listed.GetResourceVersion()
-	if rv == "" {
-		return obj
-	}
-	defer func() {
-		if recover() != nil {
-			out = obj
-		}
-	}()
-	held, exists, err := cached.GetByKey(key)
-	if err != nil || !exists || reflect.TypeOf(held) != reflect.TypeOf(obj) {
-		return obj
-	}
-	h, err := meta.Accessor(held)
-	if err != nil || h.GetResourceVersion() != rv || h.GetUID() != listed.GetUID() {
-		return obj
-	}
-	return held
-}
 
 // listIntake is how a Reflector hands a list's objects to its store.
 type listIntake struct {

@@ -70,16 +70,6 @@ type SharedInformer interface {
 	IsStopped() bool
 }
 
-// ResourceEventHandlerRegistration is the handle of one registered handler.
-type ResourceEventHandlerRegistration interface {
-	// HasSynced reports whether the informer synced and this handler has
-	// processed every object of its initial list.
-	HasSynced() bool
-
-	// HasSyncedChecker returns a DoneChecker for HasSynced.
-	HasSyncedChecker() DoneChecker
-}
-
 // HandlerOptions tunes one handler registration.
 type HandlerOptions struct {
 	// Logger, if set, is used for this handler's messages.
