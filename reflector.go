@@ -272,12 +272,14 @@ var thisPackageDir = func() string {
 // callsiteSkipped are the paths to skip when a reflector is named after
 // its caller: this package's files, one by one, so that code in a folder
 // below this one (an example or a test module in this repository) still
-// names its reflectors (without the sources at hand, the whole directory),
-// and the standard library's sync package (sync.WaitGroup.Go starting an
-// informer says nothing about who runs it). Its capacity is its length:
+// names its reflectors (without the sources at hand, the whole directory);
+// the clientgo bridge, which only passes client-go's calls on, whether it
+// sits below this folder or in the module cache; and the standard
+// library's sync package (sync.WaitGroup.Go starting an informer says
+// nothing about who runs it). Its capacity is its length:
 // GetNameFromCallsite appends to it, and reflectors are made concurrently.
 var callsiteSkipped = func() []string {
-	files := append(thisPackageFiles(), "/src/sync/")
+	files := append(thisPackageFiles(), thisPackageDir+"clientgo/", "/kcache/cache/clientgo@", "/src/sync/")
 	return files[:len(files):len(files)]
 }()
 
