@@ -37,7 +37,12 @@ func TestSampleController(t *testing.T) {
 
 	ds := e.createDeployments(t, ns, deployments)
 	scaled := ds[0].DeepCopy()
-	eventually(t, "every Deployment has its ConfigMap", func(ctx context.Context) (bool, error) {
+	// The controller records a key after writing its ConfigMap, so the
+	// record is part of the condition.
+	eventually(t, "every Deployment has its ConfigMap and is recorded", func(ctx context.Context) (bool, error) {
+		if !containsAll(record.Reconciled(), keysOf(ds)) {
+			return false, nil
+		}
 		return e.configMapsMatch(ctx, ds)
 	})
 	replicas := int32(7)
@@ -124,7 +129,12 @@ func TestManagerReconciler(t *testing.T) {
 	checkImplementation(t, informer)
 
 	ds := e.createDeployments(t, ns, deployments)
-	eventually(t, "every Deployment is annotated", func(ctx context.Context) (bool, error) {
+	// The reconciler records a key after its patch returns, so the record
+	// is part of the condition, not checked after it.
+	eventually(t, "every Deployment is annotated and recorded", func(ctx context.Context) (bool, error) {
+		if !containsAll(record.Reconciled(), keysOf(ds)) {
+			return false, nil
+		}
 		for _, d := range ds {
 			got, err := e.client.AppsV1().Deployments(ns).Get(ctx, d.Name, metav1.GetOptions{})
 			if err != nil {
