@@ -154,6 +154,17 @@ func (l *rfLW) recorded() []rfCall {
 	return slices.Clone(l.calls)
 }
 
+// listRequests returns the options of the list requests made so far.
+func (l *rfLW) listRequests() []metav1.ListOptions {
+	var lists []metav1.ListOptions
+	for _, c := range l.recorded() {
+		if c.Verb == "list" {
+			lists = append(lists, c.Opts)
+		}
+	}
+	return lists
+}
+
 // rfLists answers list requests with the given replies in turn, and with an
 // error once they run out.
 func rfLists(replies ...rfReply) func(context.Context, metav1.ListOptions) (runtime.Object, error) {

@@ -115,12 +115,7 @@ func TestReflector_ChoosesPageSizeLikeTheReference(t *testing.T) {
 				if err := stop(); err != nil {
 					t.Fatalf("ListAndWatch: %v", err)
 				}
-				var lists []metav1.ListOptions
-				for _, c := range lw.recorded() {
-					if c.Verb == "list" {
-						lists = append(lists, c.Opts)
-					}
-				}
+				lists := lw.listRequests()
 				if diff := cmp.Diff(tc.wantLists, lists); diff != "" {
 					t.Errorf("list requests (-want +got):\n%s", diff)
 				}
@@ -150,12 +145,7 @@ func TestReflector_KeepsPagingOnceTheWatchCacheListWasPaged(t *testing.T) {
 				t.Fatalf("ListAndWatch: %v", err)
 			}
 		}
-		var lists []metav1.ListOptions
-		for _, c := range lw.recorded() {
-			if c.Verb == "list" {
-				lists = append(lists, c.Opts)
-			}
-		}
+		lists := lw.listRequests()
 		want := []metav1.ListOptions{
 			{ResourceVersion: "0", Limit: 500},
 			{Continue: "offset-6", Limit: 500},
@@ -196,12 +186,7 @@ func TestReflector_ExpiredContinueTokenRelistsWholeAtTheSameVersion(t *testing.T
 				t.Fatalf("ListAndWatch: %v", err)
 			}
 		}
-		var lists []metav1.ListOptions
-		for _, c := range lw.recorded() {
-			if c.Verb == "list" {
-				lists = append(lists, c.Opts)
-			}
-		}
+		lists := lw.listRequests()
 		want := []metav1.ListOptions{
 			{ResourceVersion: "0", Limit: 4},
 			{ResourceVersion: "10", Limit: 4},
@@ -254,10 +239,8 @@ func TestReflector_UnavailableVersionOnListRelistsFromNewest(t *testing.T) {
 					}
 				}
 				var rvs []string
-				for _, c := range lw.recorded() {
-					if c.Verb == "list" {
-						rvs = append(rvs, c.Opts.ResourceVersion)
-					}
+				for _, o := range lw.listRequests() {
+					rvs = append(rvs, o.ResourceVersion)
 				}
 				// The third cycle lists from the version the second reached:
 				// a successful list ends the "unavailable" condition.

@@ -381,12 +381,7 @@ func TestReflectorWatchList_ConsistencyCheckComparesWithAPlainList(t *testing.T)
 				if p != nil && !strings.Contains(fmt.Sprint(p), "data inconsistency detected") {
 					t.Errorf("panic %q does not say what happened", p)
 				}
-				var lists []metav1.ListOptions
-				for _, c := range lw.recorded() {
-					if c.Verb == "list" {
-						lists = append(lists, c.Opts)
-					}
-				}
+				lists := lw.listRequests()
 				wantLists := append([]metav1.ListOptions{tc.wantLists[0]}, tc.wantLists...)
 				if diff := cmp.Diff(wantLists, lists); diff != "" {
 					t.Errorf("list requests (-want +got):\n%s", diff)
