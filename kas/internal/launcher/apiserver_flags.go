@@ -36,7 +36,7 @@ func apiserverFlags(l layout, etcdEndpoint string, port int, extra []string) []s
 		"--anonymous-auth=false",
 		"--authorization-mode=AlwaysAllow",
 		"--service-account-issuer=https://kas.kcache.local",
-		"--service-account-key-file=" + l.serviceAccountPub(),
+		"--service-account-key-file=" + l.serviceAccountKey(),
 		"--service-account-signing-key-file=" + l.serviceAccountKey(),
 
 		// No controller manager runs, so no "default" ServiceAccount ever

@@ -57,5 +57,4 @@ func (l layout) caCert() string            { return filepath.Join(l.root, "ca.cr
 func (l layout) servingCert() string       { return filepath.Join(l.root, "apiserver.crt") }
 func (l layout) servingKey() string        { return filepath.Join(l.root, "apiserver.key") }
 func (l layout) serviceAccountKey() string { return filepath.Join(l.root, "sa.key") }
-func (l layout) serviceAccountPub() string { return filepath.Join(l.root, "sa.pub") }
 func (l layout) tokenFile() string         { return filepath.Join(l.root, "tokens.csv") }

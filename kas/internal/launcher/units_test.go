@@ -3,7 +3,6 @@ package launcher
 import (
 	"context"
 	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/cert"
 )
 
 func TestCheckLoopback(t *testing.T) {
@@ -160,19 +160,11 @@ func TestCredentials(t *testing.T) {
 
 func firstCert(t *testing.T, path string) *x509.Certificate {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	certs, err := cert.CertsFromFile(path)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("read %s: %v", path, err)
 	}
-	block, _ := pem.Decode(data)
-	if block == nil {
-		t.Fatalf("%s holds no PEM block", path)
-	}
-	cert, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		t.Fatalf("parse %s: %v", path, err)
-	}
-	return cert
+	return certs[0]
 }
 
 func TestKubeconfigBytes(t *testing.T) {
@@ -249,7 +241,10 @@ func TestReadinessProbe(t *testing.T) {
 				}
 			}))
 			defer srv.Close()
-			caPEM := pemBlock("CERTIFICATE", srv.Certificate().Raw)
+			caPEM, err := cert.EncodeCertificates(srv.Certificate())
+			if err != nil {
+				t.Fatal(err)
+			}
 			probe, err := newReadinessProbe(srv.URL, caPEM, tc.token)
 			if err != nil {
 				t.Fatal(err)
@@ -266,11 +261,11 @@ func TestReadinessProbe(t *testing.T) {
 }
 
 func TestReadinessWaitStopsWhenServerExits(t *testing.T) {
-	_, ca, err := newCA()
+	chain, _, err := cert.GenerateSelfSignedCertKey("127.0.0.1", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	probe, err := newReadinessProbe("https://127.0.0.1:1", pemBlock("CERTIFICATE", ca.Raw), "tok")
+	probe, err := newReadinessProbe("https://127.0.0.1:1", chain, "tok")
 	if err != nil {
 		t.Fatal(err)
 	}
