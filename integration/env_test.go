@@ -136,9 +136,11 @@ func (s *server) namespaces(t testing.TB, prefix string, n int) []string {
 		names[i] = ns.Name
 	}
 	t.Cleanup(func() {
+		var wg sync.WaitGroup
 		for _, ns := range names {
-			s.emptyNamespace(t, ns)
+			wg.Go(func() { s.emptyNamespace(t, ns) })
 		}
+		wg.Wait()
 	})
 	return names
 }
