@@ -55,7 +55,7 @@ func (b *countingBody) Read(p []byte) (int, error) {
 
 // countedClient returns a clientset of its own (own connections) whose
 // received bytes are counted.
-func (s *server) countedClient(t *testing.T) (kubernetes.Interface, *byteCounter) {
+func (s *server) countedClient(t testing.TB) (kubernetes.Interface, *byteCounter) {
 	t.Helper()
 	config := rest.CopyConfig(s.config)
 	counter := &byteCounter{}
@@ -65,6 +65,21 @@ func (s *server) countedClient(t *testing.T) (kubernetes.Interface, *byteCounter
 		t.Fatalf("build counted clientset: %v", err)
 	}
 	return client, counter
+}
+
+// protobufClient returns a clientset that writes and reads protobuf, the
+// cheapest encoding for the server and for a client under -race; the
+// sharding tests write their pods with it.
+func (s *server) protobufClient(t testing.TB) kubernetes.Interface {
+	t.Helper()
+	config := rest.CopyConfig(s.config)
+	config.ContentType = "application/vnd.kubernetes.protobuf"
+	config.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		t.Fatalf("build protobuf clientset: %v", err)
+	}
+	return client
 }
 
 // countingLW is a ListerWatcher over list and watch functions that counts

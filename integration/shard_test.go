@@ -82,6 +82,9 @@ func (s *server) startReplica(t *testing.T, name, selector string, listOnly bool
 //   - with the gate on, a paginated List with each replica's selector
 //     returns exactly its pods and echoes the selector.
 //
+// The pods are written with a protobuf client; the informers read JSON,
+// client-go's default.
+//
 // It logs what each informer received and kept: bytes, objects decoded,
 // handler calls, heap growth.
 func TestShardedReplicas(t *testing.T) {
@@ -90,7 +93,12 @@ func TestShardedReplicas(t *testing.T) {
 	ctx := context.Background()
 	phase := newStopwatch(t)
 	namespaces := s.namespaces(t, "shard", 4)
-	kind := podClient{client: s.client}
+	kind := podClient{client: s.protobufClient(t)}
+	t.Cleanup(func() {
+		if err := deleteAllPods(context.Background(), kind.client, namespaces); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
 	work := newShardWorkload(kind, namespaces, pods)
 	began := time.Now()
 	if err := work.populate(ctx); err != nil {

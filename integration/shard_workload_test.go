@@ -10,9 +10,11 @@ import (
 
 	kcache "github.com/kcache/cache"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 )
 
 // shardPodsEnv overrides how many pods the sharding test creates before
@@ -178,6 +180,30 @@ func (c *shardWorkload) firstWhere(pick func(int) bool) []int {
 		}
 	}
 	return out
+}
+
+// deleteAllPods deletes every pod in the namespaces, with as many
+// requests in flight as populate. The API server's DeleteCollection
+// deletes one pod at a time (--delete-collection-workers defaults to 1),
+// which takes minutes for the sharding test's pods.
+func deleteAllPods(ctx context.Context, client kubernetes.Interface, namespaces []string) error {
+	var pods []corev1.Pod
+	for _, ns := range namespaces {
+		list, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("list pods in %s: %w", ns, err)
+		}
+		pods = append(pods, list.Items...)
+	}
+	return forEach(ctx, pods, shardCreateParallel, func(ctx context.Context, pod corev1.Pod) error {
+		return retry(ctx, "delete "+pod.Namespace+"/"+pod.Name, func(ctx context.Context) error {
+			err := client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, deleteNow(pod.UID))
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		})
+	})
 }
 
 // account adds the workload's figures to the suite's tally.
