@@ -136,11 +136,9 @@ func (s *server) namespaces(t testing.TB, prefix string, n int) []string {
 		names[i] = ns.Name
 	}
 	t.Cleanup(func() {
-		var wg sync.WaitGroup
 		for _, ns := range names {
-			wg.Go(func() { s.emptyNamespace(t, ns) })
+			s.emptyNamespace(t, ns)
 		}
-		wg.Wait()
 	})
 	return names
 }
