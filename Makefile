@@ -2,7 +2,7 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: test lint overlay overlay-test clientgo-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak
+.PHONY: test lint overlay overlay-test clientgo-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench
 
 test: fmt-check vet lint unit bench-smoke compat clientgo-test examples-test bench-smoke-compare overlay-test integration ecosystem-smoke bench-e2e-quick
 
@@ -61,10 +61,19 @@ clientgo-test:
 
 # integration runs integration/ (its own module) with -race against a real
 # kube-apiserver + etcd started by kas/: once with the watch cache, once
-# with --watch-cache=false. The server is always stopped (trap); see
-# integration/run.sh. The first build of the launcher takes about 10 minutes.
+# with --watch-cache=false, then the adoption suites, and once more with the
+# ShardedListAndWatch gate (sharding tests over KCACHE_SHARD_PODS pods, 3000
+# by default). The server is always stopped (trap); see integration/run.sh.
+# The first build of the launcher takes about 10 minutes.
 integration:
 	GO=$(GO) integration/run.sh
+
+# integration-shard-bench (opt-in, not in make test): BenchmarkShardedReplicas
+# on kas with the ShardedListAndWatch gate: per-replica heap, client CPU,
+# bytes and objects for 1, 2 and 4 replicas over KCACHE_SHARD_PODS pods
+# (default 10000).
+integration-shard-bench:
+	KCACHE_SHARD_PODS=$${KCACHE_SHARD_PODS:-10000} INTEGRATION_PHASES=shard-bench GO=$(GO) integration/run.sh
 
 # ecosystem runs controller-runtime v0.25.2's whole pkg/cache suite (its
 # own Ginkgo specs, envtest on an existing cluster) against kas three ways:
