@@ -11,14 +11,16 @@
 // each replica its index i and the count n, and cache.EvenShardSelector(i, n)
 // its range. When that range changes the Member calls its Resharder's
 // SetShard (anything with that method fits; ResharderFunc adapts a function)
-// and an OnChange hook for logs and metrics. The knobs are those of client-
-// go's leader election: LeaseDuration, RenewDeadline, RetryPeriod, Identity.
+// and an OnChange hook for logs and metrics. The knobs are those of
+// client-go's leader election: LeaseDuration, RenewDeadline, RetryPeriod and
+// Identity.
 //
 // # Joining, leaving, failing
 //
-//   - A joining replica creates its Lease and takes its range in the same
-//     round; the others shrink theirs at their next round (within
-//     RetryPeriod).
+//   - A joining replica creates its Lease, lists the group and takes its
+//     range in the same round; the others shrink theirs at their next round
+//     (within RetryPeriod). A replica claims nothing before its first list
+//     succeeds: it cannot know its place before.
 //   - A replica that stops cleanly (Run's context done) deletes its Lease;
 //     the others grow into its range at their next round.
 //   - A replica that stops renewing (crash, partition) stays a member in
@@ -42,14 +44,21 @@
 // replicas at once (one has already grown into a range another has not
 // yet left), and a part of the space may belong to none. No object is
 // left to no replica for longer than one lease duration plus one relist:
-// a departed replica's range is taken over when its Lease expires (or at
-// the next round after a clean stop), and any other disagreement ends at
-// every member's next round, within RetryPeriod; the new owner's informer
-// then holds the objects after one relist under the new selector. The
-// bound rests on the replicas' clocks agreeing to well within LeaseDuration
-// - RenewDeadline, since each judges the others' renewTime by its own
-// clock; an object's changes in that window are not lost, only delivered
-// late, by the new owner's relist.
+//   - a replica that crashed or was cut off is dropped when its Lease
+//     expires, at most LeaseDuration after its last renewal (a cut-off
+//     replica itself lets go RenewDeadline after it, so its range has no
+//     owner for LeaseDuration - RenewDeadline);
+//   - after a clean stop, or while members disagree about a join, every
+//     member catches up at its next round, within RetryPeriod;
+//   - the new owner's informer then holds the objects after one relist
+//     under the new selector.
+//
+// The bound assumes that the members still in the group can reach the API
+// server (replicas that cannot renew claim nothing on purpose), and that
+// the replicas' clocks agree to well within LeaseDuration - RenewDeadline,
+// since each judges the others' renewTime by its own clock. An object's
+// changes during a gap are not lost, only delivered late, by the new
+// owner's relist.
 //
 // A controller should therefore treat its range as a hint, not a lock:
 //   - Reconciles must be idempotent and based on the object's current
@@ -64,6 +73,7 @@
 //     a deletion).
 //   - While the member claims nothing, the controller pauses its work.
 //
-// Members that need to agree must use the same Namespace, Group and
-// LeaseDuration, and each a unique Identity (its pod name, say).
+// The replicas of one controller must use the same Namespace and Group,
+// and each a unique Identity (its pod name, say); two replicas with one
+// Identity would write one Lease and claim one range.
 package membership

@@ -72,9 +72,10 @@ func (m *Member) LeaseName() string {
 	return m.name
 }
 
-// Assignment returns the range the member claims now; before Run's first
-// round, after Run returns, and while it cannot renew its Lease, it claims
-// none (Assignment.Claiming is false).
+// Assignment returns the range the member claims now. It claims none
+// (Assignment.Claiming is false) until Run has written its Lease and listed
+// the group once, after Run returns, and from RenewDeadline after its last
+// successful renewal until the next one.
 func (m *Member) Assignment() Assignment {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -95,9 +96,10 @@ func (m *Member) Assignment() Assignment {
 // ends Run with that error, wrapped and naming the Lease.
 //
 // When ctx is done, Run deletes the member's Lease, so the others take its
-// range over at their next round, and returns nil, or the delete's error
-// (the Lease then expires after LeaseDuration). A Member runs one Run at a
-// time; it may run again after Run returns.
+// range over at their next round, stops claiming (telling OnChange, not the
+// Resharder) and returns nil, or the delete's error (the Lease then expires
+// after LeaseDuration). A Member runs one Run at a time; it may run again
+// after Run returns.
 func (m *Member) Run(ctx context.Context) error {
 	if !m.running.CompareAndSwap(false, true) {
 		return errors.New("membership: Run is already running for this member")

@@ -44,12 +44,14 @@ func start(t *testing.T, cs *fake.Clientset, identity string) *running {
 }
 
 // nextRound waits for the member's next round and checks its assignment.
-func (r *running) nextRound(t *testing.T, want Assignment) {
+// It returns the wait before the round after.
+func (r *running) nextRound(t *testing.T, want Assignment) time.Duration {
 	t.Helper()
-	<-r.rounds
+	wait := <-r.rounds
 	if diff := cmp.Diff(want, r.m.Assignment()); diff != "" {
 		t.Errorf("%s: assignment (-want +got):\n%s", r.m.cfg.Identity, diff)
 	}
+	return wait
 }
 
 // stop cancels Run and returns its result.
@@ -88,6 +90,38 @@ func TestRun_ReplicasSplitTheSpaceAndTheSurvivorTakesOverOnCleanStop(t *testing.
 	if got := leaseHolders(t, cs); len(got) != 0 {
 		t.Errorf("leases left after both stopped: %v", got)
 	}
+}
+
+func TestRun_AReplicaThatStopsRenewingIsDroppedWhenItsLeaseExpires(t *testing.T) {
+	cs := fake.NewClientset()
+	a := start(t, cs, "a")
+	a.nextRound(t, even(t, 0, 1))
+	b := start(t, cs, "b")
+	b.nextRound(t, even(t, 1, 2))
+
+	// b goes away without deleting its Lease, renewed last at t0.
+	failing(cs, "delete", apierrors.NewServiceUnavailable("down"))
+	if err := b.stop(); err == nil {
+		t.Fatal("b's Run reported no error for its failed delete")
+	}
+	var waits []time.Duration
+	for now := 2 * time.Second; now < 15*time.Second; now += waits[len(waits)-1] {
+		a.clk.SetTime(t0.Add(now))
+		waits = append(waits, a.nextRound(t, even(t, 0, 2)))
+	}
+	// a wakes at the moment b's Lease expires, not at its next period.
+	wantWaits := []time.Duration{2, 2, 2, 2, 2, 2, 1}
+	for i := range wantWaits {
+		wantWaits[i] *= time.Second
+	}
+	if diff := cmp.Diff(wantWaits, waits); diff != "" {
+		t.Errorf("a's waits (-want +got):\n%s", diff)
+	}
+	a.clk.SetTime(t0.Add(15 * time.Second))
+	a.nextRound(t, even(t, 0, 1))
+	expectCalls(t, a.rec,
+		[]string{even(t, 0, 1).Selector, even(t, 0, 2).Selector, even(t, 0, 1).Selector},
+		[]Assignment{even(t, 0, 1), even(t, 0, 2), even(t, 0, 1)})
 }
 
 func TestRun_TransientErrorsBeforeJoiningAreRetried(t *testing.T) {
