@@ -2,6 +2,7 @@ package membership_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -14,10 +15,40 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 )
 
-// Two replicas of a controller share the pods out. Each runs a Member; its
-// first range becomes the selector of its informer's ShardedListerWatcher,
-// and later ranges go to the Resharder. A fake clientset stands in for the
-// API server and a fake source for the pods.
+// shardedPods is a replica's pod source: the first range the Member hands
+// out builds its ShardedListerWatcher, and later ranges move it. Its
+// SetShard runs on the Member's Run goroutine.
+type shardedPods struct {
+	all cache.ListerWatcher
+	// lw is set by the first SetShard, which then closes ready; read it
+	// only after ready is closed.
+	lw    *cache.ShardedListerWatcher
+	ready chan struct{}
+}
+
+func (p *shardedPods) SetShard(selector string) error {
+	if p.lw == nil {
+		lw, err := cache.NewShardedListerWatcher(p.all, selector)
+		if err != nil {
+			return err
+		}
+		p.lw = lw
+		close(p.ready)
+		return nil
+	}
+	// A ShardedListerWatcher that can move between shards is itself a
+	// Resharder.
+	mover, ok := any(p.lw).(membership.Resharder)
+	if !ok {
+		return errors.New("this ShardedListerWatcher cannot move to another shard")
+	}
+	return mover.SetShard(selector)
+}
+
+// Two replicas of a controller share the pods out. Each runs a Member
+// whose Resharder builds, then moves, the ShardedListerWatcher of its pod
+// informer. A fake clientset stands in for the API server and a fake
+// source for the pods.
 func Example() {
 	client := fake.NewClientset()
 	pods := framework.NewFakeControllerSource()
@@ -32,59 +63,53 @@ func Example() {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	var stopped []chan error
+	var stopped []chan struct{}
 	defer func() {
 		cancel()
 		for _, done := range stopped {
 			<-done
 		}
 	}()
+	// goRun runs f until ctx is done; the deferred function waits for it.
+	goRun := func(f func(context.Context)) {
+		done := make(chan struct{})
+		stopped = append(stopped, done)
+		go func() {
+			defer close(done)
+			f(ctx)
+		}()
+	}
 
-	// join runs the member of identity and returns its first range.
-	join := func(identity string) (*membership.Member, string) {
-		first := make(chan string, 1)
+	// join starts the replica of identity: its Member, and once the Member
+	// has given it a range, its pod informer.
+	join := func(identity string) (*membership.Member, cache.SharedIndexInformer) {
+		source := &shardedPods{all: pods, ready: make(chan struct{})}
 		m, err := membership.New(membership.Config{
 			Client:    client.CoordinationV1(),
 			Namespace: "kube-system",
 			Group:     "pod-controller",
 			Identity:  identity,
-			// The first range starts the informer; a running informer
-			// moves with its ListerWatcher's SetShard, so in a
-			// controller the Resharder is that ListerWatcher.
-			Resharder: membership.ResharderFunc(func(selector string) error {
-				select {
-				case first <- selector:
-				default:
-				}
-				return nil
-			}),
+			Resharder: source,
+			OnChange: func(selector string, index, count int) {
+				// Logs and metrics; a controller also pauses while
+				// index is -1 (no range).
+			},
 		})
 		if err != nil {
 			panic(err)
 		}
-		done := make(chan error, 1)
-		stopped = append(stopped, done)
-		go func() { done <- m.Run(ctx) }()
-		return m, <-first
+		goRun(func(ctx context.Context) { _ = m.Run(ctx) })
+		<-source.ready
+		informer := cache.NewSharedIndexInformer(source.lw, &v1.Pod{}, 0, cache.Indexers{})
+		goRun(informer.RunWithContext)
+		cache.WaitForCacheSync(ctx.Done(), informer.HasSynced)
+		return m, informer
 	}
 
 	a, _ := join("replica-a")
 	fmt.Printf("replica-a alone: %+v\n", a.Assignment())
-	b, selector := join("replica-b")
+	b, informer := join("replica-b")
 	fmt.Printf("replica-b joins: %+v\n", b.Assignment())
-
-	lw, err := cache.NewShardedListerWatcher(pods, selector)
-	if err != nil {
-		panic(err)
-	}
-	informer := cache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, cache.Indexers{})
-	informerDone := make(chan error, 1)
-	stopped = append(stopped, informerDone)
-	go func() {
-		informer.RunWithContext(ctx)
-		informerDone <- nil
-	}()
-	cache.WaitForCacheSync(ctx.Done(), informer.HasSynced)
 	keys := informer.GetStore().ListKeys()
 	slices.Sort(keys)
 	fmt.Println("replica-b holds", keys)
