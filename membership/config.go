@@ -67,9 +67,10 @@ type Config struct {
 	Resharder Resharder
 
 	// OnChange, if set, is called when the assignment changes, with the
-	// new selector, index and count ("", -1 and the number of other live
-	// members when the replica claims no range). It is for logs and
-	// metrics; it runs on Run's goroutine and must not block.
+	// new selector, index and count. When the replica claims no range they
+	// are "", -1 and the number of other live members it knows of (0 once
+	// Run has returned). It is for logs and metrics; it runs on Run's
+	// goroutine and must not block.
 	OnChange func(selector string, index, count int)
 
 	// Clock is the time source; nil means the real clock.
