@@ -2,9 +2,9 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: test lint overlay overlay-test clientgo-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench
+.PHONY: test lint overlay overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench
 
-test: fmt-check vet lint unit bench-smoke compat clientgo-test examples-test bench-smoke-compare overlay-test integration ecosystem-smoke bench-e2e-quick
+test: fmt-check vet lint unit bench-smoke compat clientgo-test membership-test examples-test bench-smoke-compare overlay-test integration ecosystem-smoke bench-e2e-quick
 
 # demo runs the kcache demo against its built-in simulated cluster
 # (no cluster needed). DEMO_DURATION=0 runs it until Ctrl-C.
@@ -58,6 +58,12 @@ compat:
 # NewInformer option and generated informer factories.
 clientgo-test:
 	cd clientgo && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+# membership-test vets and tests membership/ (its own module, needs
+# client-go): Leases that share the hash space out among live replicas,
+# tested on client-go's fake clientset and a fake clock.
+membership-test:
+	cd membership && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # integration runs integration/ (its own module) with -race against a real
 # kube-apiserver + etcd started by kas/: once with the watch cache, once
