@@ -24,6 +24,9 @@ type notification struct {
 	newObj      interface{}
 	kind        notificationKind
 	initialList bool
+	// relisted marks the update of an object found again by a relist
+	// that replaced the store's content at once (ReplacedAll).
+	relisted bool
 }
 
 func addNotification(obj interface{}, initialList bool) notification {

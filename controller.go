@@ -293,10 +293,15 @@ func processReplacedAll(logger klog.Logger, sink changeSink, info ReplacedAllInf
 	}
 	for i, obj := range info.Objects {
 		if previous != nil && previous[i] != nil {
-			sink.notify(updateNotification(previous[i], obj))
+			n := updateNotification(previous[i], obj)
+			n.relisted = true
+			sink.notify(n)
 		} else {
 			sink.notify(addNotification(obj, isInInitialList))
 		}
+	}
+	if o, ok := sink.(replaceObserver); ok {
+		o.replaced()
 	}
 	return nil
 }
@@ -492,7 +497,7 @@ func newInformer(clientState Store, options InformerOptions) Controller {
 	if options.Logger != nil {
 		logger = *options.Logger
 	}
-	handler := handlerSink{handler: options.Handler}
+	handler := newShardMoveSink(handlerSink{handler: options.Handler}, options.ListerWatcher)
 	queue := newInformerQueue(logger, options.ObjectType, clientState, options.Transform, options.Identifier, options.InformerMetricsProvider)
 	return New(&Config{
 		Queue:            queue,

@@ -27,8 +27,9 @@
 //	              heap.go
 //	reflector     listwatch.go, getter.go, reflector.go, reflector_watch.go,
 //	              pager.go, relist_reuse.go, consistency_detector.go,
-//	              shard_selector.go, shard_listwatch.go
-//	controller    event_handlers.go (the handler interfaces), change.go
+//	              shard_selector.go, shard_listwatch.go, shard_reshard.go
+//	controller    shard_moved.go (a shard move told from a deletion),
+//	              event_handlers.go (the handler interfaces), change.go
 //	              (what the controller hands up), controller.go
 //	processor     backlog.go, listener_backlog.go, processor.go
 //	informer      shared_informer.go, typed_informer.go

@@ -455,8 +455,19 @@ func (a *typedHandlerAdapter[T]) OnUpdate(oldObj, newObj interface{}) {
 
 // OnDelete delivers obj as a DeletedObject[T]: a T fills OptionalObj, a
 // tombstone fills FinalStateUnknown (and OptionalObj from its Obj, which must
-// then be a T).
+// then be a T). A MovedOutOfShard fills OptionalObj from its Obj and
+// FinalStateUnknown with a tombstone carrying the MovedOutOfShard.
 func (a *typedHandlerAdapter[T]) OnDelete(obj interface{}) {
+	if moved, ok := obj.(MovedOutOfShard); ok {
+		// A sharded informer's move: FinalStateUnknown carries the marker
+		// (IsMovedOutOfShard tells), OptionalObj the last state.
+		deleted := DeletedObject[T]{FinalStateUnknown: &DeletedFinalStateUnknown{Key: moved.Key, Obj: moved}}
+		if moved.Obj != nil {
+			deleted.OptionalObj = moved.Obj.(T)
+		}
+		a.handler.OnDelete(deleted)
+		return
+	}
 	tombstone, isTombstone := obj.(DeletedFinalStateUnknown)
 	if !isTombstone {
 		a.handler.OnDelete(DeletedObject[T]{OptionalObj: obj.(T)})

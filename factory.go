@@ -2,7 +2,9 @@ package cache
 
 import (
 	"context"
+	"errors"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,12 +24,14 @@ import (
 // started by the next Start call.
 type InformerFactory struct {
 	defaultResync time.Duration
-	// shard restricts every informer to a shard; nil for none. It never
-	// changes.
-	shard sharding.Selector
 
-	// mu guards informers, started, shuttingDown and ctx.
-	mu           sync.Mutex
+	// mu guards shard, sharded, informers, started, shuttingDown and ctx.
+	mu sync.Mutex
+	// shard restricts every informer to a shard; nil for none. SetShard
+	// changes it (never from nil), and moves sharded, the ListerWatchers
+	// of the informers made so far.
+	shard        sharding.Selector
+	sharded      []*ShardedListerWatcher
 	informers    map[schema.GroupVersionResource]SharedIndexInformer
 	started      map[schema.GroupVersionResource]bool
 	shuttingDown bool
@@ -80,7 +84,9 @@ func (f *InformerFactory) InformerFor(gvr schema.GroupVersionResource, exampleOb
 	}
 	lw := newListerWatcher()
 	if f.shard != nil {
-		lw = newShardedListerWatcher(lw, f.shard)
+		sharded := newShardedListerWatcher(lw, f.shard)
+		f.sharded = append(f.sharded, sharded)
+		lw = sharded
 	}
 	inf := NewSharedIndexInformerWithOptions(lw, exampleObject, SharedIndexInformerOptions{
 		ResyncPeriod: f.defaultResync,
@@ -105,6 +111,35 @@ func exampleOf[T any]() runtime.Object {
 	}
 	obj, _ := reflect.New(t.Elem()).Interface().(runtime.Object)
 	return obj
+}
+
+// SetShard moves every informer of a factory from NewShardedInformerFactory
+// to the shard selector names, as (*ShardedListerWatcher).SetShard moves
+// one, and makes later informers hold that shard. A selector that does not
+// parse is an error wrapping ErrInvalidShardSelector and changes nothing; a
+// factory made without a shard is an error too (its informers list
+// everything and cannot be moved).
+func (f *InformerFactory) SetShard(selector string) error {
+	sel, err := ParseShardSelector(selector)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	if f.shard == nil {
+		f.mu.Unlock()
+		return errors.New("SetShard: this InformerFactory was not made by NewShardedInformerFactory")
+	}
+	f.shard = sel
+	moving := slices.Clone(f.sharded)
+	f.mu.Unlock()
+	var errs []error
+	for _, lw := range moving {
+		// The selector parsed above, so only its text can be refused.
+		if err := lw.SetShard(selector); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Start runs every informer not yet started, until stopCh closes or

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -89,12 +90,22 @@ type ShardModeMetricsProvider interface {
 type ShardedListerWatcher struct {
 	inner  ListerWatcherWithContext
 	parent ListerWatcher
-	// selector and text never change: the parsed selector and its
-	// canonical form, the text a server echoes.
-	selector sharding.Selector
-	text     string
+	// spec is the shard held now; SetShard replaces it (under moveMu).
+	spec atomic.Pointer[shardSpec]
 	// mode is the current ShardMode; it changes only under reportMu.
 	mode atomic.Int32
+	// listGen is the generation of the spec the paginated list in
+	// progress began with; listedGen is the newest generation whose list
+	// (paginated or streaming) came back whole. A watch that does not
+	// list is refused while listedGen is behind spec, so that the first
+	// thing after a move is a list under the new selector.
+	listGen   atomic.Uint64
+	listedGen atomic.Uint64
+
+	// moveMu serialises SetShard calls with the registering of watches,
+	// and guards watches: the live watches, which a move ends.
+	moveMu  sync.Mutex
+	watches map[*shardWatch]struct{}
 
 	// reportMu serialises mode changes with their log line and gauge
 	// updates, and guards gauges. The gauges' Set (user code) runs under
@@ -120,17 +131,19 @@ func NewShardedListerWatcher(lw ListerWatcher, selector string) (*ShardedListerW
 
 // newShardedListerWatcher wraps lw with an already parsed selector.
 func newShardedListerWatcher(lw ListerWatcher, sel sharding.Selector) *ShardedListerWatcher {
-	return &ShardedListerWatcher{
-		inner:    ToListerWatcherWithContext(lw),
-		parent:   lw,
-		selector: sel,
-		text:     sel.String(),
+	s := &ShardedListerWatcher{
+		inner:   ToListerWatcherWithContext(lw),
+		parent:  lw,
+		watches: map[*shardWatch]struct{}{},
 	}
+	s.spec.Store(newShardSpec(sel, firstShardGen))
+	s.listedGen.Store(firstShardGen)
+	return s
 }
 
 // Selector returns the selector in its canonical form, as sent to the
-// server.
-func (s *ShardedListerWatcher) Selector() string { return s.text }
+// server. After SetShard it is the new one.
+func (s *ShardedListerWatcher) Selector() string { return s.spec.Load().text }
 
 // Mode returns who filtered the latest list response (or, after a watch
 // event outside the shard arrived, ShardModeClient).
@@ -151,24 +164,32 @@ func (s *ShardedListerWatcher) Watch(options metav1.ListOptions) (watch.Interfac
 // says the server applied the selector. Errors and results it cannot read
 // as a list are returned as they came, for the caller to report.
 func (s *ShardedListerWatcher) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
-	options.ShardSelector = s.text
+	spec, err := s.beginListPage(options)
+	if err != nil {
+		return nil, err
+	}
+	options.ShardSelector = spec.text
 	list, err := s.inner.ListWithContext(ctx, options)
 	if err != nil || list == nil || isNilPointer(list) {
 		return list, err
 	}
+	if s.spec.Load() != spec {
+		return nil, errShardMoved("the shard selector changed while a list page was read")
+	}
 	logger := klog.FromContext(ctx)
 	applied, echoed := shardInfoOf(list)
 	switch {
-	case echoed && applied == s.text:
+	case echoed && applied == spec.text:
 		s.setMode(logger, ShardModeServer, "the list response echoes the selector")
-		return list, nil
 	case echoed:
-		logger.Info("Warning: the API server applied another shard selector than the one requested; filtering on the client", "requested", s.text, "applied", applied)
+		logger.Info("Warning: the API server applied another shard selector than the one requested; filtering on the client", "requested", spec.text, "applied", applied)
 		s.setMode(logger, ShardModeClient, "the list response echoes another selector")
+		spec.filterList(list)
 	default:
 		s.setMode(logger, ShardModeClient, "the list response has no shardInfo")
+		spec.filterList(list)
 	}
-	s.filterList(list)
+	s.endListPage(list, spec)
 	return list, nil
 }
 
@@ -183,26 +204,34 @@ func (s *ShardedListerWatcher) ListWithContext(ctx context.Context, options meta
 // applies the selector. A failed probe is logged at V(4) and changes
 // nothing.
 func (s *ShardedListerWatcher) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-	options.ShardSelector = s.text
-	if s.Mode() == ShardModeUnknown && options.SendInitialEvents != nil && *options.SendInitialEvents {
-		s.probeMode(ctx)
+	spec := s.spec.Load()
+	streaming := options.SendInitialEvents != nil && *options.SendInitialEvents
+	if !streaming && s.listedGen.Load() < spec.gen {
+		return nil, errShardMoved("the shard moved since the last list")
+	}
+	options.ShardSelector = spec.text
+	if s.Mode() == ShardModeUnknown && streaming {
+		s.probeMode(ctx, spec)
 	}
 	w, err := s.inner.WatchWithContext(ctx, options)
 	if err != nil || w == nil {
 		return w, err
 	}
-	return newShardWatch(klog.FromContext(ctx), w, s), nil
+	sw := newShardWatch(klog.FromContext(ctx), w, s, spec, streaming)
+	s.track(sw)
+	go sw.run()
+	return sw, nil
 }
 
 // probeMode learns the mode from a one-object list.
-func (s *ShardedListerWatcher) probeMode(ctx context.Context) {
+func (s *ShardedListerWatcher) probeMode(ctx context.Context, spec *shardSpec) {
 	logger := klog.FromContext(ctx)
-	list, err := s.inner.ListWithContext(ctx, metav1.ListOptions{Limit: 1, ShardSelector: s.text})
+	list, err := s.inner.ListWithContext(ctx, metav1.ListOptions{Limit: 1, ShardSelector: spec.text})
 	if err != nil || list == nil || isNilPointer(list) {
-		logger.V(4).Info("Could not learn whether the API server applies the shard selector", "selector", s.text, "err", err)
+		logger.V(4).Info("Could not learn whether the API server applies the shard selector", "selector", spec.text, "err", err)
 		return
 	}
-	if applied, echoed := shardInfoOf(list); echoed && applied == s.text {
+	if applied, echoed := shardInfoOf(list); echoed && applied == spec.text {
 		s.setMode(logger, ShardModeServer, "a one-object list echoes the selector")
 	} else {
 		s.setMode(logger, ShardModeClient, "a one-object list has no shardInfo for the selector")
@@ -215,24 +244,29 @@ func (s *ShardedListerWatcher) IsWatchListSemanticsUnSupported() bool {
 	return lacksWatchListSemantics(s.parent)
 }
 
-// inShard reports whether obj belongs to the shard. An object whose field
-// cannot be read is kept, for the Reflector to report it as it would
-// without a shard.
+// inShard reports whether obj belongs to the shard held now. An object
+// whose field cannot be read is kept, for the Reflector to report it as it
+// would without a shard.
 func (s *ShardedListerWatcher) inShard(obj runtime.Object) bool {
-	ok, err := s.selector.Matches(obj)
+	return s.spec.Load().holds(obj)
+}
+
+// holds reports whether obj belongs to this shard; see inShard.
+func (spec *shardSpec) holds(obj runtime.Object) bool {
+	ok, err := spec.selector.Matches(obj)
 	return ok || err != nil
 }
 
 // filterList removes the items of list outside the shard, in place. A list
 // whose items cannot be read is left as it is.
-func (s *ShardedListerWatcher) filterList(list runtime.Object) {
+func (spec *shardSpec) filterList(list runtime.Object) {
 	items, err := meta.ExtractList(list)
 	if err != nil {
 		return
 	}
 	kept := items[:0]
 	for _, item := range items {
-		if s.inShard(item) {
+		if spec.holds(item) {
 			kept = append(kept, item)
 		}
 	}
@@ -255,9 +289,9 @@ func (s *ShardedListerWatcher) setMode(logger klog.Logger, m ShardMode, why stri
 		return
 	}
 	if m == ShardModeServer {
-		logger.V(1).Info("The API server filters by the shard selector", "selector", s.text, "reason", why)
+		logger.V(1).Info("The API server filters by the shard selector", "selector", s.Selector(), "reason", why)
 	} else {
-		logger.V(1).Info("The API server ignores the shard selector; filtering on the client", "selector", s.text, "reason", why)
+		logger.V(1).Info("The API server ignores the shard selector; filtering on the client", "selector", s.Selector(), "reason", why)
 	}
 	for _, g := range s.gauges {
 		g.Set(float64(m))
@@ -308,22 +342,32 @@ func shardInfoOf(list runtime.Object) (string, bool) {
 }
 
 // shardWatch passes on the events of a watch except those of objects
-// outside a shard.
+// outside the shard. A move to another shard (SetShard) ends it with an
+// expired-resource-version error, so that its Reflector lists again.
 type shardWatch struct {
 	inner  watch.Interface
 	shard  *ShardedListerWatcher
 	logger klog.Logger
 	out    chan watch.Event
-	// stopped is closed by Stop; stopOnce guards the close.
-	stopped  chan struct{}
-	stopOnce sync.Once
+	// spec is the shard the watch was opened for; streaming says it is a
+	// streaming list, whose end of initial events completes a list.
+	spec      *shardSpec
+	streaming bool
+	// stopped is closed by Stop, moved by a move to another shard; each
+	// Once guards its close.
+	stopped   chan struct{}
+	stopOnce  sync.Once
+	moved     chan struct{}
+	movedOnce sync.Once
 }
 
-// newShardWatch starts passing on w's events.
-func newShardWatch(logger klog.Logger, w watch.Interface, s *ShardedListerWatcher) *shardWatch {
-	sw := &shardWatch{inner: w, shard: s, logger: logger, out: make(chan watch.Event), stopped: make(chan struct{})}
-	go sw.run()
-	return sw
+// newShardWatch wraps w; run passes its events on.
+func newShardWatch(logger klog.Logger, w watch.Interface, s *ShardedListerWatcher, spec *shardSpec, streaming bool) *shardWatch {
+	return &shardWatch{
+		inner: w, shard: s, logger: logger, out: make(chan watch.Event),
+		spec: spec, streaming: streaming,
+		stopped: make(chan struct{}), moved: make(chan struct{}),
+	}
 }
 
 // ResultChan returns the events in the shard; it is closed after the
@@ -336,13 +380,21 @@ func (w *shardWatch) Stop() {
 	w.inner.Stop()
 }
 
-// run forwards events until the wrapped watch ends or Stop is called.
+// expire ends the watch after a move: the reader gets an expired error.
+func (w *shardWatch) expire() { w.movedOnce.Do(func() { close(w.moved) }) }
+
+// run forwards events until the wrapped watch ends, Stop is called or the
+// shard moves.
 func (w *shardWatch) run() {
+	defer w.shard.untrack(w)
 	defer close(w.out)
 	in := w.inner.ResultChan()
 	for {
 		select {
 		case <-w.stopped:
+			return
+		case <-w.moved:
+			w.endMoved()
 			return
 		case ev, ok := <-in:
 			if !ok {
@@ -355,16 +407,36 @@ func (w *shardWatch) run() {
 			case w.out <- ev:
 			case <-w.stopped:
 				return
+			case <-w.moved:
+				w.endMoved()
+				return
 			}
 		}
 	}
 }
 
+// endMoved stops the wrapped watch and tells the reader, unless it stops
+// reading first, that its resource version is gone.
+func (w *shardWatch) endMoved() {
+	w.inner.Stop()
+	status := errShardMoved("the shard selector changed").(apierrors.APIStatus).Status()
+	select {
+	case w.out <- watch.Event{Type: watch.Error, Object: &status}:
+	case <-w.stopped:
+	}
+}
+
 // keep reports whether ev is passed on: anything but an object change, or
-// a change of an object in the shard.
+// a change of an object in the shard held now. The bookmark that ends a
+// streaming list's initial events also completes a list.
 func (w *shardWatch) keep(ev watch.Event) bool {
 	switch ev.Type {
 	case watch.Added, watch.Modified, watch.Deleted:
+	case watch.Bookmark:
+		if w.streaming && endsInitialEvents(ev.Object) {
+			w.shard.markListed(w.spec)
+		}
+		return true
 	default:
 		return true
 	}

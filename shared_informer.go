@@ -273,6 +273,7 @@ func (s *sharedIndexInformer) start(logger klog.Logger) Controller {
 		return nil
 	}
 	queue := newInformerQueue(logger, s.objectType, s.indexer, s.transform, s.identifier, s.metricsProvider)
+	sink := newShardMoveSink(s, s.listerWatcher)
 	cfg := &Config{
 		Queue:             queue,
 		ListerWatcher:     s.listerWatcher,
@@ -281,12 +282,12 @@ func (s *sharedIndexInformer) start(logger klog.Logger) Controller {
 		FullResyncPeriod:  s.resyncCheckPeriod,
 		ShouldResync:      s.processor.shouldResync,
 		Process: func(obj interface{}, isInInitialList bool) error {
-			return s.handleDeltas(logger, obj, isInInitialList)
+			return s.handleDeltas(logger, sink, obj, isInInitialList)
 		},
 		ProcessBatch: func(deltas []Delta, isInInitialList bool) error {
 			s.deliverMu.Lock()
 			defer s.deliverMu.Unlock()
-			return processDeltasInBatch(logger, s, s.indexer, deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc)
+			return processDeltasInBatch(logger, sink, s.indexer, deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc)
 		},
 		WatchErrorHandlerWithContext: s.watchErrorHandler,
 	}
@@ -295,15 +296,16 @@ func (s *sharedIndexInformer) start(logger klog.Logger) Controller {
 	return s.controller
 }
 
-// handleDeltas applies one popped item to the cache and the listeners.
-func (s *sharedIndexInformer) handleDeltas(logger klog.Logger, obj interface{}, isInInitialList bool) error {
+// handleDeltas applies one popped item to the cache and tells sink (the
+// informer itself, or a shardMoveSink before it).
+func (s *sharedIndexInformer) handleDeltas(logger klog.Logger, sink changeSink, obj interface{}, isInInitialList bool) error {
 	deltas, ok := obj.(Deltas)
 	if !ok {
 		return errors.New("object given as Process argument is not Deltas")
 	}
 	s.deliverMu.Lock()
 	defer s.deliverMu.Unlock()
-	return processDeltas(logger, s, s.indexer, deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc)
+	return processDeltas(logger, sink, s.indexer, deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc)
 }
 
 // notify is how the controller hands the informer each change it applied

@@ -2,7 +2,6 @@ package membership_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -36,13 +35,9 @@ func (p *shardedPods) SetShard(selector string) error {
 		close(p.ready)
 		return nil
 	}
-	// A ShardedListerWatcher that can move between shards is itself a
-	// Resharder.
-	mover, ok := any(p.lw).(membership.Resharder)
-	if !ok {
-		return errors.New("this ShardedListerWatcher cannot move to another shard")
-	}
-	return mover.SetShard(selector)
+	// The informer lists again under the new selector: adds for the pods
+	// that entered its shard, cache.MovedOutOfShard for those that left.
+	return p.lw.SetShard(selector)
 }
 
 // Two replicas of a controller share the pods out. Each runs a Member
