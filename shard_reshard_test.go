@@ -12,7 +12,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -154,14 +153,7 @@ func TestShardedInformer_SetShardMovesWithOneRelist(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			defer setFeatureForTesting(featureWatchListClient, tc.streaming)()
 			defer setFeatureForTesting(featureAtomicFIFO, !tc.perObjectReplace)()
-			src := framework.NewFakeControllerSource()
-			defer src.Shutdown()
-			var names []string
-			for i := range 60 {
-				p := shardPod(fmt.Sprint("p", i))
-				names = append(names, p.Name)
-				src.Add(p)
-			}
+			src, names := shardSource(t, 60)
 			server := &shardServer{src: src, honour: tc.honour, pageSize: tc.pageSize}
 			lw, err := NewShardedListerWatcher(server, firstHalf)
 			if err != nil {
@@ -490,17 +482,22 @@ func TestTypedHandler_GetsAMoveAsADeletedObjectCarryingTheMarker(t *testing.T) {
 	}
 }
 
-var _ runtime.Object = (*v1.Pod)(nil)
-
-func TestShardedInformerFactory_SetShardMovesEveryInformer(t *testing.T) {
+// shardSource returns a fake source holding n shardPods named p0, p1, ...,
+// and their names; it is shut down when the test ends.
+func shardSource(t *testing.T, n int) (*framework.FakeControllerSource, []string) {
 	src := framework.NewFakeControllerSource()
-	defer src.Shutdown()
-	var names []string
-	for i := range 30 {
+	t.Cleanup(src.Shutdown)
+	names := make([]string, n)
+	for i := range names {
 		p := shardPod(fmt.Sprint("p", i))
-		names = append(names, p.Name)
+		names[i] = p.Name
 		src.Add(p)
 	}
+	return src, names
+}
+
+func TestShardedInformerFactory_SetShardMovesEveryInformer(t *testing.T) {
+	src, names := shardSource(t, 30)
 	f, err := NewShardedInformerFactory(0, firstHalf)
 	if err != nil {
 		t.Fatal(err)
