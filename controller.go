@@ -261,29 +261,24 @@ func processDeltas(logger klog.Logger, sink changeSink, clientState Store, delta
 // object is an add.
 func processReplacedAll(logger klog.Logger, sink changeSink, info ReplacedAllInfo, clientState Store, isInInitialList bool, keyFunc KeyFunc) error {
 	known := clientState.ListKeys()
-	cached := len(known) > 0
-	var listed map[string]struct{}
+	items, err := keyAll(info.Objects, func(obj interface{}) (string, error) { return callKeyFunc(keyFunc, obj) })
+	if err != nil {
+		return err
+	}
 	var previous []interface{}
-	if cached {
-		listed = make(map[string]struct{}, len(info.Objects))
-		previous = make([]interface{}, len(info.Objects))
-	}
-	for i, obj := range info.Objects {
-		key, err := callKeyFunc(keyFunc, obj)
-		if err != nil {
-			return KeyError{Obj: obj, Err: err}
-		}
-		if !cached {
-			continue
-		}
-		listed[key] = struct{}{}
-		if old, exists, err := clientState.GetByKey(key); err == nil && exists {
-			previous[i] = old
-		}
-	}
 	var tombstones []DeletedFinalStateUnknown
-	if cached {
-		tombstones = replacementTombstones(logger, nil, keysListedOnce{KeyGetter: clientState, keys: known}, listed)
+	if len(known) > 0 {
+		previous = make([]interface{}, len(items))
+		tombstones = relist(relistRun{
+			items: items,
+			held: func(key string) (interface{}, bool) {
+				old, exists, err := clientState.GetByKey(key)
+				return old, err == nil && exists
+			},
+			each:   func(i int, _ relistKind, old interface{}) { previous[i] = old },
+			known:  keysListedOnce{KeyGetter: clientState, keys: known},
+			logger: logger,
+		})
 	}
 	if err := clientState.Replace(info.Objects, info.ResourceVersion); err != nil {
 		return err

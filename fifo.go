@@ -45,24 +45,6 @@ type QueueWithBatch interface {
 	PopBatch(processBatch ProcessBatchFunc, processSingle PopProcessFunc) error
 }
 
-// KeyLister lists the keys of a store.
-type KeyLister interface {
-	ListKeys() []string
-}
-
-// KeyGetter looks up objects by key.
-type KeyGetter interface {
-	// GetByKey returns the object stored under key.
-	GetByKey(key string) (value interface{}, exists bool, err error)
-}
-
-// KeyListerGetter is what a queue needs of the store it feeds (its
-// "known objects"): to list the keys and fetch by key.
-type KeyListerGetter interface {
-	KeyLister
-	KeyGetter
-}
-
 // FIFO is a Queue that keeps only the newest object per key and hands each
 // queued key out once, oldest first. Adding an object whose key is already
 // queued replaces the object in place without moving the key; Delete drops

@@ -16,24 +16,6 @@ func callProcess(fn func() error) error {
 	return fn()
 }
 
-// lastKnownState returns the object knownObjects holds under key, for a
-// tombstone. A lookup error or a missing key (the store changed since it
-// listed its keys) is logged and yields nil: the tombstone then carries no
-// object. The caller holds its queue's lock; knownObjects takes its own
-// lock inside, which is the permitted order (queue lock, then store lock).
-func lastKnownState(logger klog.Logger, knownObjects KeyGetter, key string) interface{} {
-	obj, exists, err := knownObjects.GetByKey(key)
-	switch {
-	case err != nil:
-		logger.Error(err, "Lookup in known objects failed; the deletion is reported without its last state", "key", key)
-		return nil
-	case !exists:
-		logger.V(2).Info("Key vanished from known objects; the deletion is reported without its last state", "key", key)
-		return nil
-	}
-	return obj
-}
-
 // knownObjectForSync returns the object knownObjects holds under key for a
 // resync, and whether there is one. Failures are logged and skip the key.
 // Lock order as for lastKnownState.
@@ -92,13 +74,6 @@ func transformEntering(transformer TransformFunc, key string, obj interface{}) (
 	return out, nil
 }
 
-// stagedObject is a listed object with its key, transformed, ready to be
-// queued.
-type stagedObject struct {
-	key string
-	obj interface{}
-}
-
 // stageObject readies obj to enter a queue: it computes obj's key with
 // keyOf, a failure being a KeyError, then applies transform (nil: none),
 // see transformEntering. Both steps run user code, so queues stage objects
@@ -118,8 +93,8 @@ func stageObject(keyOf func(interface{}) (string, error), transform TransformFun
 // KeyError) from a transform failure. Queues stage before taking their
 // lock, so user code runs unlocked, then queue what client-go would have
 // queued before the failure.
-func stagePrefix(list []interface{}, keyOf func(interface{}) (string, error), transform TransformFunc) (staged []stagedObject, keyFailed bool, err error) {
-	staged = make([]stagedObject, 0, len(list))
+func stagePrefix(list []interface{}, keyOf func(interface{}) (string, error), transform TransformFunc) (staged []keyedObject, keyFailed bool, err error) {
+	staged = make([]keyedObject, 0, len(list))
 	for _, obj := range list {
 		key, err := keyOf(obj)
 		if err != nil {
@@ -129,7 +104,7 @@ func stagePrefix(list []interface{}, keyOf func(interface{}) (string, error), tr
 		if err != nil {
 			return staged, false, err
 		}
-		staged = append(staged, stagedObject{key: key, obj: out})
+		staged = append(staged, keyedObject{key: key, obj: out})
 	}
 	return staged, false, nil
 }

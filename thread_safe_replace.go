@@ -2,12 +2,6 @@ package cache
 
 import "math/bits"
 
-// keyedObject is one object of a replacement with its key.
-type keyedObject struct {
-	key string
-	obj interface{}
-}
-
 // replace makes items (later duplicates of a key win) the whole content of
 // the store and records resourceVersion. An index function that fails
 // panics once the replacement is done, as client-go's rebuild of the
@@ -68,17 +62,23 @@ func (c *threadSafeMap) replace(items []keyedObject, resourceVersion string) {
 	}
 }
 
-// unchangedItems marks the items whose key already holds the very same
-// object, under the read lock.
+// unchangedItems marks the items the relist rule finds unchanged (their
+// key already holds the very same object), under the read lock. Keys
+// missing from items are the rule's deletions; a store drops them by slot
+// (dropUnkeptLocked) and needs no tombstones.
 func (c *threadSafeMap) unchangedItems(items []keyedObject) bitset {
 	same := newBitset(len(items))
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	for i, it := range items {
-		if cur, ok := c.tab.get(it.key); ok && sameObject(cur, it.obj) {
-			same.set(i)
-		}
-	}
+	relist(relistRun{
+		items: items,
+		held:  c.tab.get,
+		each: func(i int, kind relistKind, _ interface{}) {
+			if kind == relistUnchanged {
+				same.set(i)
+			}
+		},
+	})
 	return same
 }
 
@@ -108,17 +108,6 @@ func (c *threadSafeMap) dropUnkeptLocked(kept bitset) {
 			c.removeSlotLocked(int32(id))
 		}
 	}
-}
-
-// sameObject reports whether a and b are the same value: for pointers, the
-// same object. Values that cannot be compared are never the same.
-func sameObject(a, b interface{}) (same bool) {
-	defer func() {
-		if recover() != nil {
-			same = false
-		}
-	}()
-	return a == b
 }
 
 // bitset is a fixed-size set of small non-negative integers.
