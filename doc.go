@@ -15,7 +15,9 @@
 //	              event_handler_name.go
 //	keys, index   keys.go, index.go (index functions), index_values.go,
 //	              index_set.go, slot_table.go, label_match.go
-//	stores        indexer.go (the Indexer interfaces), thread_safe_store.go,
+//	stores        store_interfaces.go (Store, ReflectorStore, Indexer),
+//	              store_relist.go (the relist rule: what a Replace adds,
+//	              updates, keeps and reports deleted), thread_safe_store.go,
 //	              thread_safe_replace.go, store.go, share.go and
 //	              share_informer.go (equal parts shared), undelta_store.go,
 //	              expiration_cache.go, expiration_cache_fakes.go,
@@ -25,9 +27,11 @@
 //	              queue_shared.go (staging, list preparation), fifo.go,
 //	              deltas.go, delta_fifo.go, real_fifo_core.go, real_fifo.go,
 //	              heap.go
-//	reflector     listwatch.go, getter.go, reflector.go, reflector_watch.go,
-//	              pager.go, relist_reuse.go, consistency_detector.go,
-//	              shard_selector.go, shard_listwatch.go
+//	reflector     listwatch.go, getter.go, reflector.go (the type, its
+//	              options and state), relist_reuse.go,
+//	              consistency_detector.go, reflector_watch.go, pager.go,
+//	              reflector_run.go (the state machine that drives the
+//	              steps), shard_selector.go, shard_listwatch.go
 //	controller    event_handlers.go (the handler interfaces), change.go
 //	              (what the controller hands up), controller.go
 //	processor     backlog.go, listener_backlog.go, processor.go

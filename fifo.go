@@ -1,12 +1,6 @@
 package cache
 
-import (
-	"errors"
-	"sync"
-)
-
-// ErrFIFOClosed is returned by Pop and PopBatch once the queue is closed.
-var ErrFIFOClosed = errors.New("DeltaFIFO: manipulating with closed queue")
+import "sync"
 
 // PopProcessFunc handles one popped item. isInInitialList is true for items
 // that came from the queue's first Replace.

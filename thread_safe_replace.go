@@ -2,6 +2,16 @@ package cache
 
 import "math/bits"
 
+// Replace swaps the content for items and records resourceVersion. Index
+// failures are logged per key.
+func (c *threadSafeMap) Replace(items map[string]interface{}, resourceVersion string) {
+	list := make([]keyedObject, 0, len(items))
+	for key, obj := range items {
+		list = append(list, keyedObject{key: key, obj: obj})
+	}
+	c.replace(list, resourceVersion)
+}
+
 // replace makes items (later duplicates of a key win) the whole content of
 // the store and records resourceVersion. An index function that fails
 // panics once the replacement is done, as client-go's rebuild of the
