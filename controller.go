@@ -261,7 +261,7 @@ func processDeltas(logger klog.Logger, sink changeSink, clientState Store, delta
 // object is an add.
 func processReplacedAll(logger klog.Logger, sink changeSink, info ReplacedAllInfo, clientState Store, isInInitialList bool, keyFunc KeyFunc) error {
 	known := clientState.ListKeys()
-	items, err := keyAll(info.Objects, func(obj interface{}) (string, error) { return callKeyFunc(keyFunc, obj) })
+	items, err := keyAll(info.Objects, keyFunc)
 	if err != nil {
 		return err
 	}

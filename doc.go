@@ -60,11 +60,17 @@
 //
 // # Lock order
 //
-// Locks are only ever taken in this order, never the reverse:
+// Locks are only ever taken in these orders, never the reverse (a chain
+// may skip a lock):
 //
 //	sharedIndexInformer.mu → sharedIndexInformer.deliverMu → sharedProcessor.mu
-//	  → processorListener.mu
-//	queue lock → store (known objects) lock
+//	  → processorListener's locks
+//	queue lock → sharedIndexInformer.deliverMu → store lock
+//	sharedIndexInformer.deliverMu → the mutation detector's locks
+//
+// The queue lock is held there when the queue runs its process function
+// under it (see below); the store is the informer's indexer, a queue's
+// known objects.
 //
 // Handlers added to a shared informer run on their listeners' goroutines
 // with no lock of this package held. User code does run under a lock of
@@ -84,12 +90,16 @@
 //     the queue lock.
 //   - Metrics created by a user's InformerMetricsProvider are updated under
 //     RealFIFO's lock: the queued-items gauge always, the processing-latency
-//     summary whenever the process function ran under that lock.
+//     summary whenever the process function ran under that lock. The
+//     resource-version gauge of a store made with WithStoreMetrics or
+//     WithThreadSafeStoreMetrics is set under the store's write lock, so it
+//     never goes back to an older version.
 //   - The shard-mode gauges of a ShardModeMetricsProvider are set under the
 //     ShardedListerWatcher's reportMu, which only reporting takes.
 //
-// Elsewhere, index functions and transforms are computed before the store's
-// write lock is taken.
+// Elsewhere, transforms run before any lock is taken, and index functions
+// before the store's write lock, save the two races named under "Store
+// layout".
 //
 // # Store layout
 //
@@ -109,9 +119,14 @@
 //     (the common case), and neither an update nor a delete ever runs the
 //     index functions on the old object. The namespace index, when it is
 //     MetaNamespaceIndexFunc itself, is computed without allocating.
-//   - On Add, Update and Replace, index values are computed before the write
-//     lock is taken, into a buffer on the writer's stack (AddIndexers is the
-//     exception: it runs the new functions under the write lock).
+//   - On Add, Update, Replace and Transaction, index values are computed
+//     before the write lock is taken, into a buffer on the writer's stack.
+//     AddIndexers is the exception: it runs the new functions under the
+//     write lock. Two races also compute values under it: a write whose
+//     values were computed before an AddIndexers that got the lock first
+//     computes them again with the new functions, and a Replace item found
+//     unchanged under the read lock but overwritten before the write lock
+//     has its values computed then.
 //   - IndexKeys keeps each bucket's sorted key list until the bucket's
 //     membership changes, and returns a copy of it.
 //   - Replace diffs: an item whose key already holds the very same object

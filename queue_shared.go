@@ -1,10 +1,8 @@
 package cache
 
 import (
-	"reflect"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/klog/v2"
 )
 
@@ -133,43 +131,4 @@ type listPreparer interface {
 	// object as it arrives, before prepareListed transforms the result
 	// again: the transform the queue's owner gave, or nil.
 	streamTransformer() TransformFunc
-}
-
-// reuseCached returns the object cached holds under key when it is the same
-// version of the same object as obj, and obj otherwise. Same version means
-// same Go type, same UID and same non-empty resource version: a resource
-// version changes with every write, and comparing UIDs keeps an object
-// deleted and recreated under the same name from ever being mistaken for its
-// predecessor. cached may be nil. A failed or panicking lookup keeps obj:
-// reuse only saves memory, it must not fail a list.
-//
-// The rule trusts what it compares: it assumes cached objects are not
-// modified (they are read-only by contract) and that a transform produces
-// the same object from the same input.
-func reuseCached(cached KeyGetter, key string, obj interface{}) (out interface{}) {
-	if cached == nil || isNilPointer(obj) {
-		return obj
-	}
-	listed, err := meta.Accessor(obj)
-	if err != nil {
-		return obj
-	}
-	rv := listed.GetResourceVersion()
-	if rv == "" {
-		return obj
-	}
-	defer func() {
-		if recover() != nil {
-			out = obj
-		}
-	}()
-	held, exists, err := cached.GetByKey(key)
-	if err != nil || !exists || reflect.TypeOf(held) != reflect.TypeOf(obj) {
-		return obj
-	}
-	h, err := meta.Accessor(held)
-	if err != nil || h.GetResourceVersion() != rv || h.GetUID() != listed.GetUID() {
-		return obj
-	}
-	return held
 }

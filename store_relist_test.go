@@ -25,6 +25,7 @@ func TestRelist(t *testing.T) {
 	a1, a2 := queuePod("a", "1"), queuePod("a", "2")
 	b1, b2 := queuePod("b", "1"), queuePod("b", "2")
 	c1, d1 := queuePod("c", "1"), queuePod("d", "1")
+	reusedA := reusePod("a", "uid-a", "1")
 	failKey := errors.New("no key")
 	keyOf := func(obj interface{}) (string, error) {
 		if obj == nil {
@@ -36,6 +37,7 @@ func TestRelist(t *testing.T) {
 	tests := map[string]struct {
 		list    []interface{}
 		held    []interface{} // what the store holds before; nil: items are not judged
+		reuse   bool          // listed objects go through reuseCached against held first
 		pending []pendingChange
 		known   *fakeKnown // nil: none
 		wantErr error
@@ -56,6 +58,12 @@ func TestRelist(t *testing.T) {
 			list: objs(a1),
 			held: objs(a1),
 			want: []judged{{Kind: relistUnchanged, Old: a1}},
+		},
+		"the same version, reused, is unchanged": {
+			list:  objs(reusePod("a", "uid-a", "1"), reusePod("b", "uid-b", "2")),
+			held:  objs(reusedA, reusePod("b", "uid-b", "1")),
+			reuse: true,
+			want:  []judged{{Kind: relistUnchanged, Old: reusedA}, {Kind: relistUpdated, Old: reusePod("b", "uid-b", "1")}},
 		},
 		"an equal but distinct object is an update, not unchanged": {
 			list: objs(queuePod("a", "1")),
@@ -162,6 +170,11 @@ func TestRelist(t *testing.T) {
 				held := newFakeKnown()
 				for _, obj := range tc.held {
 					held.set(mustKey(t, obj), obj)
+				}
+				if tc.reuse {
+					for i, it := range items {
+						items[i].obj = reuseCached(held, it.key, it.obj)
+					}
 				}
 				got = make([]judged, len(items))
 				run.held = func(key string) (interface{}, bool) {
