@@ -261,24 +261,30 @@ func processDeltas(logger klog.Logger, sink changeSink, clientState Store, delta
 // object is an add.
 func processReplacedAll(logger klog.Logger, sink changeSink, info ReplacedAllInfo, clientState Store, isInInitialList bool, keyFunc KeyFunc) error {
 	known := clientState.ListKeys()
-	items, err := keyAll(info.Objects, keyFunc)
-	if err != nil {
-		return err
-	}
-	var previous []interface{}
+	var previous []keyedObject
 	var tombstones []DeletedFinalStateUnknown
-	if len(known) > 0 {
-		previous = make([]interface{}, len(items))
+	if len(known) == 0 {
+		if err := keyEach(info.Objects, keyFunc, nil); err != nil {
+			return err
+		}
+	} else {
+		items, err := keyAll(info.Objects, keyFunc)
+		if err != nil {
+			return err
+		}
 		tombstones = relist(relistRun{
 			items: items,
 			held: func(key string) (interface{}, bool) {
 				old, exists, err := clientState.GetByKey(key)
 				return old, err == nil && exists
 			},
-			each:   func(i int, _ relistKind, old interface{}) { previous[i] = old },
+			// info.Objects holds the listed objects: each item keeps the
+			// object held before it instead, for the notifications.
+			each:   func(i int, _ relistKind, old interface{}) { items[i].obj = old },
 			known:  keysListedOnce{KeyGetter: clientState, keys: known},
 			logger: logger,
 		})
+		previous = items
 	}
 	if err := clientState.Replace(info.Objects, info.ResourceVersion); err != nil {
 		return err
@@ -287,8 +293,8 @@ func processReplacedAll(logger klog.Logger, sink changeSink, info ReplacedAllInf
 		sink.notify(deleteNotification(t))
 	}
 	for i, obj := range info.Objects {
-		if previous != nil && previous[i] != nil {
-			sink.notify(updateNotification(previous[i], obj))
+		if previous != nil && previous[i].obj != nil {
+			sink.notify(updateNotification(previous[i].obj, obj))
 		} else {
 			sink.notify(addNotification(obj, isInInitialList))
 		}

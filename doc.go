@@ -158,7 +158,8 @@
 // While a list arrives (the pages of a LIST, or the initial events of a
 // streaming list), the reflector hands each object to its queue, which
 // transforms it and looks up the object the informer caches under the same
-// key (relist_reuse.go). When both have the same UID and the same
+// key (relist_reuse.go hands the objects over, store_relist.go's
+// reuseCached compares them). When both have the same UID and the same
 // non-empty resourceVersion, the cached object is kept and the freshly
 // decoded copy is dropped at once: a relist holds a second copy only of
 // the objects that changed, not of the whole resource, and the store's

@@ -47,14 +47,26 @@ type keyedObject struct {
 // first failure is returned as a KeyError and no item.
 func keyAll(list []interface{}, keyOf func(interface{}) (string, error)) ([]keyedObject, error) {
 	items := make([]keyedObject, len(list))
+	err := keyEach(list, keyOf, func(i int, key string) { items[i] = keyedObject{key: key, obj: list[i]} })
+	if err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+// keyEach is keyAll for a caller that keeps no items: it hands each key to
+// each (which may be nil) and stops at the first failure, a KeyError.
+func keyEach(list []interface{}, keyOf func(interface{}) (string, error), each func(i int, key string)) error {
 	for i, obj := range list {
 		key, err := keyOf(obj)
 		if err != nil {
-			return nil, KeyError{Obj: obj, Err: err}
+			return KeyError{Obj: obj, Err: err}
 		}
-		items[i] = keyedObject{key: key, obj: obj}
+		if each != nil {
+			each(i, key)
+		}
 	}
-	return items, nil
+	return nil
 }
 
 // relistKind is what a Replace does with one listed object, judged against
@@ -90,7 +102,9 @@ type relistRun struct {
 
 	// held looks up what was held under a key before the replacement, and
 	// each receives every item's kind with the held object (nil when
-	// added), in list order. Without both, items are not judged.
+	// added), in list order. Without both, items are not judged. Once
+	// judged, an item is not read again but for its key: each may reuse
+	// its obj.
 	held func(key string) (interface{}, bool)
 	each func(i int, kind relistKind, old interface{})
 
