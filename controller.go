@@ -261,29 +261,30 @@ func processDeltas(logger klog.Logger, sink changeSink, clientState Store, delta
 // object is an add.
 func processReplacedAll(logger klog.Logger, sink changeSink, info ReplacedAllInfo, clientState Store, isInInitialList bool, keyFunc KeyFunc) error {
 	known := clientState.ListKeys()
-	cached := len(known) > 0
-	var listed map[string]struct{}
-	var previous []interface{}
-	if cached {
-		listed = make(map[string]struct{}, len(info.Objects))
-		previous = make([]interface{}, len(info.Objects))
-	}
-	for i, obj := range info.Objects {
-		key, err := callKeyFunc(keyFunc, obj)
-		if err != nil {
-			return KeyError{Obj: obj, Err: err}
-		}
-		if !cached {
-			continue
-		}
-		listed[key] = struct{}{}
-		if old, exists, err := clientState.GetByKey(key); err == nil && exists {
-			previous[i] = old
-		}
-	}
+	var previous []keyedObject
 	var tombstones []DeletedFinalStateUnknown
-	if cached {
-		tombstones = replacementTombstones(logger, nil, keysListedOnce{KeyGetter: clientState, keys: known}, listed)
+	if len(known) == 0 {
+		if err := keyEach(info.Objects, keyFunc, nil); err != nil {
+			return err
+		}
+	} else {
+		items, err := keyAll(info.Objects, keyFunc)
+		if err != nil {
+			return err
+		}
+		tombstones = relist(relistRun{
+			items: items,
+			held: func(key string) (interface{}, bool) {
+				old, exists, err := clientState.GetByKey(key)
+				return old, err == nil && exists
+			},
+			// info.Objects holds the listed objects: each item keeps the
+			// object held before it instead, for the notifications.
+			each:   func(i int, _ relistKind, old interface{}) { items[i].obj = old },
+			known:  keysListedOnce{KeyGetter: clientState, keys: known},
+			logger: logger,
+		})
+		previous = items
 	}
 	if err := clientState.Replace(info.Objects, info.ResourceVersion); err != nil {
 		return err
@@ -292,8 +293,8 @@ func processReplacedAll(logger klog.Logger, sink changeSink, info ReplacedAllInf
 		sink.notify(deleteNotification(t))
 	}
 	for i, obj := range info.Objects {
-		if previous != nil && previous[i] != nil {
-			n := updateNotification(previous[i], obj)
+		if previous != nil && previous[i].obj != nil {
+			n := updateNotification(previous[i].obj, obj)
 			n.relisted = true
 			sink.notify(n)
 		} else {

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"iter"
 	"sync"
 	"time"
 
@@ -279,9 +280,14 @@ func (f *DeltaFIFO) replace(list []interface{}, transform TransformFunc) error {
 
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	listed := make(map[string]struct{}, len(staged))
+	// The deletions are inferred from the queue as it was before the list
+	// is recorded: recording touches only listed keys, which the relist
+	// rule leaves alone.
+	var tombstones []DeletedFinalStateUnknown
+	if err == nil {
+		tombstones = relist(relistRun{items: staged, pending: f.pendingLocked(), known: f.knownObjects, logger: f.logger})
+	}
 	for _, s := range staged {
-		listed[s.key] = struct{}{}
 		f.recordLocked(s.key, Delta{Type: action, Object: s.obj})
 	}
 	switch {
@@ -290,34 +296,28 @@ func (f *DeltaFIFO) replace(list []interface{}, transform TransformFunc) error {
 	case err != nil:
 		return fmt.Errorf("couldn't enqueue object: %v", err)
 	}
-	f.recordMissingLocked(listed)
+	for _, t := range tombstones {
+		f.recordLocked(t.Key, Delta{Type: Deleted, Object: t})
+	}
 	f.sync.firstReplace(f.book.len())
 	return nil
 }
 
-// recordMissingLocked queues the deletions Replace infers: every key queued
-// or known but absent from listed gets a DeletedFinalStateUnknown. The
-// caller holds f.mu.
-func (f *DeltaFIFO) recordMissingLocked(listed map[string]struct{}) {
-	// Recording a change for a queued key does not reorder the queue, so
-	// indexing the queue while recording is safe.
-	for i, n := 0, f.book.len(); i < n; i++ {
-		key := f.book.keyAt(i)
-		if _, ok := listed[key]; ok {
-			continue
+// pendingLocked yields every queued key, oldest first, with what the
+// relist rule needs of its newest change (see pendingState). A tombstone
+// of the key carries that change's object, unwrapped if it is itself a
+// tombstone. A key whose newest change is a deletion gets no second one:
+// appendDelta would fold it into the first anyway. The caller holds f.mu
+// while iterating.
+func (f *DeltaFIFO) pendingLocked() iter.Seq2[string, pendingState] {
+	return func(yield func(string, pendingState) bool) {
+		for i, n := 0, f.book.len(); i < n; i++ {
+			key := f.book.keyAt(i)
+			newest := f.book.newest(key)
+			if !yield(key, pendingState{obj: tombstoneState(newest), deleted: newest.Type == Deleted}) {
+				return
+			}
 		}
-		tombstone := DeletedFinalStateUnknown{Key: key, Obj: tombstoneState(f.book.newest(key))}
-		f.recordLocked(key, Delta{Type: Deleted, Object: tombstone})
-	}
-	if f.knownObjects == nil {
-		return
-	}
-	for _, key := range f.knownObjects.ListKeys() {
-		if _, ok := listed[key]; ok || f.book.has(key) {
-			continue
-		}
-		tombstone := DeletedFinalStateUnknown{Key: key, Obj: lastKnownState(f.logger, f.knownObjects, key)}
-		f.recordLocked(key, Delta{Type: Deleted, Object: tombstone})
 	}
 }
 

@@ -15,7 +15,9 @@
 //	              event_handler_name.go
 //	keys, index   keys.go, index.go (index functions), index_values.go,
 //	              index_set.go, slot_table.go, label_match.go
-//	stores        indexer.go (the Indexer interfaces), thread_safe_store.go,
+//	stores        store_interfaces.go (Store, ReflectorStore, Indexer),
+//	              store_relist.go (the relist rule: what a Replace adds,
+//	              updates, keeps and reports deleted), thread_safe_store.go,
 //	              thread_safe_replace.go, store.go, share.go and
 //	              share_informer.go (equal parts shared), undelta_store.go,
 //	              expiration_cache.go, expiration_cache_fakes.go,
@@ -25,9 +27,12 @@
 //	              queue_shared.go (staging, list preparation), fifo.go,
 //	              deltas.go, delta_fifo.go, real_fifo_core.go, real_fifo.go,
 //	              heap.go
-//	reflector     listwatch.go, getter.go, reflector.go, reflector_watch.go,
-//	              pager.go, relist_reuse.go, consistency_detector.go,
-//	              shard_selector.go, shard_listwatch.go, shard_reshard.go
+//	reflector     listwatch.go, getter.go, reflector.go (the type, its
+//	              options and state), relist_reuse.go,
+//	              consistency_detector.go, reflector_watch.go, pager.go,
+//	              reflector_run.go (the state machine that drives the
+//	              steps), shard_selector.go, shard_listwatch.go,
+//	              shard_reshard.go (moving to another shard)
 //	controller    shard_moved.go (a shard move told from a deletion),
 //	              event_handlers.go (the handler interfaces), change.go
 //	              (what the controller hands up), controller.go
@@ -57,11 +62,17 @@
 //
 // # Lock order
 //
-// Locks are only ever taken in this order, never the reverse:
+// Locks are only ever taken in these orders, never the reverse (a chain
+// may skip a lock):
 //
 //	sharedIndexInformer.mu → sharedIndexInformer.deliverMu → sharedProcessor.mu
-//	  → processorListener.mu
-//	queue lock → store (known objects) lock
+//	  → processorListener's locks
+//	queue lock → sharedIndexInformer.deliverMu → store lock
+//	sharedIndexInformer.deliverMu → the mutation detector's locks
+//
+// The queue lock is held there when the queue runs its process function
+// under it (see below); the store is the informer's indexer, a queue's
+// known objects.
 //
 // Handlers added to a shared informer run on their listeners' goroutines
 // with no lock of this package held. User code does run under a lock of
@@ -81,12 +92,16 @@
 //     the queue lock.
 //   - Metrics created by a user's InformerMetricsProvider are updated under
 //     RealFIFO's lock: the queued-items gauge always, the processing-latency
-//     summary whenever the process function ran under that lock.
+//     summary whenever the process function ran under that lock. The
+//     resource-version gauge of a store made with WithStoreMetrics or
+//     WithThreadSafeStoreMetrics is set under the store's write lock, so it
+//     never goes back to an older version.
 //   - The shard-mode gauges of a ShardModeMetricsProvider are set under the
 //     ShardedListerWatcher's reportMu, which only reporting takes.
 //
-// Elsewhere, index functions and transforms are computed before the store's
-// write lock is taken.
+// Elsewhere, transforms run before any lock is taken, and index functions
+// before the store's write lock, save the two races named under "Store
+// layout".
 //
 // # Store layout
 //
@@ -106,9 +121,14 @@
 //     (the common case), and neither an update nor a delete ever runs the
 //     index functions on the old object. The namespace index, when it is
 //     MetaNamespaceIndexFunc itself, is computed without allocating.
-//   - On Add, Update and Replace, index values are computed before the write
-//     lock is taken, into a buffer on the writer's stack (AddIndexers is the
-//     exception: it runs the new functions under the write lock).
+//   - On Add, Update, Replace and Transaction, index values are computed
+//     before the write lock is taken, into a buffer on the writer's stack.
+//     AddIndexers is the exception: it runs the new functions under the
+//     write lock. Two races also compute values under it: a write whose
+//     values were computed before an AddIndexers that got the lock first
+//     computes them again with the new functions, and a Replace item found
+//     unchanged under the read lock but overwritten before the write lock
+//     has its values computed then.
 //   - IndexKeys keeps each bucket's sorted key list until the bucket's
 //     membership changes, and returns a copy of it.
 //   - Replace diffs: an item whose key already holds the very same object
@@ -140,7 +160,8 @@
 // While a list arrives (the pages of a LIST, or the initial events of a
 // streaming list), the reflector hands each object to its queue, which
 // transforms it and looks up the object the informer caches under the same
-// key (relist_reuse.go). When both have the same UID and the same
+// key (relist_reuse.go hands the objects over, store_relist.go's
+// reuseCached compares them). When both have the same UID and the same
 // non-empty resourceVersion, the cached object is kept and the freshly
 // decoded copy is dropped at once: a relist holds a second copy only of
 // the objects that changed, not of the whole resource, and the store's

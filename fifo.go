@@ -1,12 +1,6 @@
 package cache
 
-import (
-	"errors"
-	"sync"
-)
-
-// ErrFIFOClosed is returned by Pop and PopBatch once the queue is closed.
-var ErrFIFOClosed = errors.New("DeltaFIFO: manipulating with closed queue")
+import "sync"
 
 // PopProcessFunc handles one popped item. isInInitialList is true for items
 // that came from the queue's first Replace.
@@ -43,24 +37,6 @@ type QueueWithBatch interface {
 	// PopBatch waits for items and passes up to a batch of them to
 	// processBatch, or a single one to processSingle.
 	PopBatch(processBatch ProcessBatchFunc, processSingle PopProcessFunc) error
-}
-
-// KeyLister lists the keys of a store.
-type KeyLister interface {
-	ListKeys() []string
-}
-
-// KeyGetter looks up objects by key.
-type KeyGetter interface {
-	// GetByKey returns the object stored under key.
-	GetByKey(key string) (value interface{}, exists bool, err error)
-}
-
-// KeyListerGetter is what a queue needs of the store it feeds (its
-// "known objects"): to list the keys and fetch by key.
-type KeyListerGetter interface {
-	KeyLister
-	KeyGetter
 }
 
 // FIFO is a Queue that keeps only the newest object per key and hands each

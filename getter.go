@@ -83,6 +83,8 @@ func newRESTRequester(c Getter) *restRequester {
 	err := checkGetterShape(v)
 	if err != nil {
 		err = fmt.Errorf("%w: %T: %w", errInvalidGetter, c, err)
+		// The message names the ListWatch the user built; this file
+		// refers to nothing of listwatch.go, which stands above it.
 		klog.Background().Error(err, "ListWatch built from a client it cannot send requests through; its List and Watch will fail")
 	}
 	return &restRequester{client: v, err: err}

@@ -1,6 +1,14 @@
 package cache
 
-import "sync"
+import (
+	"errors"
+	"sync"
+)
+
+// ErrFIFOClosed is returned by Pop and PopBatch once the queue is closed.
+// Its text is client-go's and names DeltaFIFO whatever the queue; only the
+// text names it: this file, below the queues, refers to none of them.
+var ErrFIFOClosed = errors.New("DeltaFIFO: manipulating with closed queue")
 
 // queueLifecycle is what FIFO, DeltaFIFO and RealFIFO have in common apart
 // from their items: being closed, the initial sync and the queue's name.

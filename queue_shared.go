@@ -1,10 +1,8 @@
 package cache
 
 import (
-	"reflect"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/klog/v2"
 )
 
@@ -14,24 +12,6 @@ import (
 // goroutine, where the controller hands it to utilruntime.HandleCrash.
 func callProcess(fn func() error) error {
 	return fn()
-}
-
-// lastKnownState returns the object knownObjects holds under key, for a
-// tombstone. A lookup error or a missing key (the store changed since it
-// listed its keys) is logged and yields nil: the tombstone then carries no
-// object. The caller holds its queue's lock; knownObjects takes its own
-// lock inside, which is the permitted order (queue lock, then store lock).
-func lastKnownState(logger klog.Logger, knownObjects KeyGetter, key string) interface{} {
-	obj, exists, err := knownObjects.GetByKey(key)
-	switch {
-	case err != nil:
-		logger.Error(err, "Lookup in known objects failed; the deletion is reported without its last state", "key", key)
-		return nil
-	case !exists:
-		logger.V(2).Info("Key vanished from known objects; the deletion is reported without its last state", "key", key)
-		return nil
-	}
-	return obj
 }
 
 // knownObjectForSync returns the object knownObjects holds under key for a
@@ -92,13 +72,6 @@ func transformEntering(transformer TransformFunc, key string, obj interface{}) (
 	return out, nil
 }
 
-// stagedObject is a listed object with its key, transformed, ready to be
-// queued.
-type stagedObject struct {
-	key string
-	obj interface{}
-}
-
 // stageObject readies obj to enter a queue: it computes obj's key with
 // keyOf, a failure being a KeyError, then applies transform (nil: none),
 // see transformEntering. Both steps run user code, so queues stage objects
@@ -118,8 +91,8 @@ func stageObject(keyOf func(interface{}) (string, error), transform TransformFun
 // KeyError) from a transform failure. Queues stage before taking their
 // lock, so user code runs unlocked, then queue what client-go would have
 // queued before the failure.
-func stagePrefix(list []interface{}, keyOf func(interface{}) (string, error), transform TransformFunc) (staged []stagedObject, keyFailed bool, err error) {
-	staged = make([]stagedObject, 0, len(list))
+func stagePrefix(list []interface{}, keyOf func(interface{}) (string, error), transform TransformFunc) (staged []keyedObject, keyFailed bool, err error) {
+	staged = make([]keyedObject, 0, len(list))
 	for _, obj := range list {
 		key, err := keyOf(obj)
 		if err != nil {
@@ -129,7 +102,7 @@ func stagePrefix(list []interface{}, keyOf func(interface{}) (string, error), tr
 		if err != nil {
 			return staged, false, err
 		}
-		staged = append(staged, stagedObject{key: key, obj: out})
+		staged = append(staged, keyedObject{key: key, obj: out})
 	}
 	return staged, false, nil
 }
@@ -158,43 +131,4 @@ type listPreparer interface {
 	// object as it arrives, before prepareListed transforms the result
 	// again: the transform the queue's owner gave, or nil.
 	streamTransformer() TransformFunc
-}
-
-// reuseCached returns the object cached holds under key when it is the same
-// version of the same object as obj, and obj otherwise. Same version means
-// same Go type, same UID and same non-empty resource version: a resource
-// version changes with every write, and comparing UIDs keeps an object
-// deleted and recreated under the same name from ever being mistaken for its
-// predecessor. cached may be nil. A failed or panicking lookup keeps obj:
-// reuse only saves memory, it must not fail a list.
-//
-// The rule trusts what it compares: it assumes cached objects are not
-// modified (they are read-only by contract) and that a transform produces
-// the same object from the same input.
-func reuseCached(cached KeyGetter, key string, obj interface{}) (out interface{}) {
-	if cached == nil || isNilPointer(obj) {
-		return obj
-	}
-	listed, err := meta.Accessor(obj)
-	if err != nil {
-		return obj
-	}
-	rv := listed.GetResourceVersion()
-	if rv == "" {
-		return obj
-	}
-	defer func() {
-		if recover() != nil {
-			out = obj
-		}
-	}()
-	held, exists, err := cached.GetByKey(key)
-	if err != nil || !exists || reflect.TypeOf(held) != reflect.TypeOf(obj) {
-		return obj
-	}
-	h, err := meta.Accessor(held)
-	if err != nil || h.GetResourceVersion() != rv || h.GetUID() != listed.GetUID() {
-		return obj
-	}
-	return held
 }

@@ -383,27 +383,20 @@ func (f *RealFIFO) replace(newItems []interface{}, resourceVersion string, trans
 	if f.atomicEvents {
 		return f.replaceAtomic(newItems, resourceVersion, transform)
 	}
-	keys := make([]string, len(newItems))
-	for i, obj := range newItems {
-		key, err := f.keyOf(obj)
-		if err != nil {
-			return KeyError{Obj: obj, Err: err}
-		}
-		keys[i] = key
+	items, err := keyAll(newItems, f.keyOf)
+	if err != nil {
+		return err
 	}
-	objs, transformErr := transformUntilFailure(transform, keys, newItems)
+	queued, transformErr := transformUntilFailure(transform, items)
 
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	listed := make(map[string]struct{}, len(keys))
-	for _, key := range keys {
-		listed[key] = struct{}{}
-	}
-	for _, t := range replacementTombstones(f.logger, f.queuedChangesLocked(), f.knownObjects, listed) {
+	tombstones := relist(relistRun{items: items, pending: f.pendingLocked(), known: f.knownObjects, logger: f.logger})
+	for _, t := range tombstones {
 		f.queue.push(queuedDelta{key: t.Key, Delta: Delta{Type: Deleted, Object: t}})
 	}
-	for i, obj := range objs {
-		f.queue.push(queuedDelta{key: keys[i], Delta: Delta{Type: Replaced, Object: obj}})
+	for _, it := range items[:queued] {
+		f.queue.push(queuedDelta{key: it.key, Delta: Delta{Type: Replaced, Object: it.obj}})
 	}
 	if transformErr != nil {
 		f.queuedLocked()
@@ -414,19 +407,18 @@ func (f *RealFIFO) replace(newItems []interface{}, resourceVersion string, trans
 	return nil
 }
 
-// transformUntilFailure transforms the objects of list in order (see
-// transformEntering) until one fails; it returns the results before the
-// failure and the failure.
-func transformUntilFailure(transform TransformFunc, keys []string, list []interface{}) ([]interface{}, error) {
-	out := make([]interface{}, 0, len(list))
-	for i, obj := range list {
-		t, err := transformEntering(transform, keys[i], obj)
+// transformUntilFailure transforms the objects of items in place, in order
+// (see transformEntering), until one fails; it returns how many were
+// transformed and the failure.
+func transformUntilFailure(transform TransformFunc, items []keyedObject) (int, error) {
+	for i, it := range items {
+		out, err := transformEntering(transform, it.key, it.obj)
 		if err != nil {
-			return out, err
+			return i, err
 		}
-		out = append(out, t)
+		items[i].obj = out
 	}
-	return out, nil
+	return len(items), nil
 }
 
 // replaceAtomic is Replace with AtomicEvents.
@@ -452,13 +444,15 @@ func (f *RealFIFO) replaceAtomic(list []interface{}, resourceVersion string, tra
 	return nil
 }
 
-// queuedChangesLocked yields the queued changes with their keys, oldest
-// first. The caller holds f.mu while iterating.
-func (f *RealFIFO) queuedChangesLocked() iter.Seq2[string, Delta] {
-	return func(yield func(string, Delta) bool) {
+// pendingLocked yields the key of every queued change with what the
+// relist rule needs of it (see pendingState), oldest first: a tombstone of
+// the key carries the change's object as it is. The caller holds f.mu
+// while iterating.
+func (f *RealFIFO) pendingLocked() iter.Seq2[string, pendingState] {
+	return func(yield func(string, pendingState) bool) {
 		for i := 0; i < f.queue.len(); i++ {
 			e := f.queue.at(i)
-			if !yield(e.key, e.Delta) {
+			if !yield(e.key, pendingState{obj: e.Object, deleted: e.Type == Deleted}) {
 				return
 			}
 		}
@@ -482,7 +476,7 @@ func (f *RealFIFO) Resync() error {
 	}
 	defer f.queuedLocked()
 	queued := make(map[string]struct{}, f.queue.len())
-	for key := range f.queuedChangesLocked() {
+	for key := range f.pendingLocked() {
 		queued[key] = struct{}{}
 	}
 	for _, knownKey := range f.knownObjects.ListKeys() {

@@ -2,7 +2,7 @@ package cache
 
 import (
 	"context"
-	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -23,13 +23,6 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 )
-
-// ReflectorBookmarkStore is implemented by stores that want to hear about
-// watch bookmarks: the resource version moved without any object changing.
-type ReflectorBookmarkStore interface {
-	// Bookmark records that the watch reached resourceVersion.
-	Bookmark(resourceVersion string) error
-}
 
 // Timing defaults, the same as client-go's. Watch requests ask the server to end them
 // after a random time in [min, 2*min) so that a fleet of clients does not
@@ -400,37 +393,48 @@ func (r *Reflector) watchTimeoutSeconds() int64 {
 	return int64(r.minWatchTimeout.Seconds() + rand.Float64()*spread)
 }
 
-// Run lists and watches until stopCh is closed, backing off after each cycle
-// that ends. Prefer RunWithContext.
-func (r *Reflector) Run(stopCh <-chan struct{}) {
-	r.RunWithContext(wait.ContextForChannel(stopCh))
+// ResourceVersionUpdater is implemented by stores that want to follow the
+// reflector's resource version as it moves with each watch event, bookmarks
+// included. UpdateResourceVersion is called on the reflector's goroutine and
+// should return quickly.
+type ResourceVersionUpdater interface {
+	// UpdateResourceVersion records that the reflector has seen
+	// resourceVersion.
+	UpdateResourceVersion(resourceVersion string)
 }
 
-// RunWithContext lists and watches until ctx is canceled. Each error that
-// ends a cycle goes to the watch error handler; each new cycle waits for the
-// backoff first. It returns once every goroutine it started has ended, save
-// a list call that ignores its context: that one is left to return on its
-// own, and its result is dropped.
-func (r *Reflector) RunWithContext(ctx context.Context) {
+// WatchErrorHandler is told about every error that ends a list-and-watch
+// cycle of a running Reflector; the reflector then backs off and lists again.
+// It runs on the reflector's goroutine, so it must return quickly.
+type WatchErrorHandler func(r *Reflector, err error)
+
+// WatchErrorHandlerWithContext is WatchErrorHandler with the context of the
+// running reflector, which carries its logger.
+type WatchErrorHandlerWithContext func(ctx context.Context, r *Reflector, err error)
+
+// DefaultWatchErrorHandler is the handler a Reflector uses unless told
+// otherwise. It only logs, at a level that fits the error: an expired
+// resource version is routine (V(4)), a clean end of stream is not logged, a
+// cut connection is logged at V(1), and anything else is reported through
+// utilruntime.HandleErrorWithContext.
+func DefaultWatchErrorHandler(ctx context.Context, r *Reflector, err error) {
 	logger := klog.FromContext(ctx)
-	logger.V(3).Info("Starting reflector", "type", r.typeDescription, "resyncPeriod", r.resyncPeriod, "reflector", r.name)
-	_ = r.drive(ctx, false)
-	logger.V(3).Info("Stopping reflector", "type", r.typeDescription, "resyncPeriod", r.resyncPeriod, "reflector", r.name)
+	switch {
+	case isExpiredError(err):
+		logger.V(4).Info("Watch closed", "reflector", r.name, "type", r.typeDescription, "err", err)
+	case err == io.EOF: //nolint:errorlint // client-go compares, it does not unwrap
+		// The server closed the stream cleanly: nothing to report.
+	case err == io.ErrUnexpectedEOF: //nolint:errorlint // as above
+		logger.V(1).Info("Watch closed with unexpected EOF", "reflector", r.name, "type", r.typeDescription, "err", err)
+	default:
+		utilruntime.HandleErrorWithContext(ctx, err, "Failed to watch", "reflector", r.name, "type", r.typeDescription)
+	}
 }
 
-// ListAndWatch runs one cycle until stopCh is closed. Prefer
-// ListAndWatchWithContext.
-func (r *Reflector) ListAndWatch(stopCh <-chan struct{}) error {
-	return r.ListAndWatchWithContext(wait.ContextForChannel(stopCh))
-}
-
-// ListAndWatchWithContext runs one cycle: list (or stream the list), replace
-// the store's content, then watch, reopening the watch while that makes
-// sense. It returns the error that kept it from listing or from starting a
-// watch, and nil when ctx is canceled or when the watch ended in a way that
-// calls for a relist.
-func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
-	return r.drive(ctx, true)
+// isExpiredError reports a resource version the server no longer keeps
+// (HTTP 410). Old servers say Gone, newer ones Expired; both mean the same.
+func isExpiredError(err error) bool {
+	return apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
 }
 
 // listWatchCycle is what one list-and-watch cycle holds. It belongs to the
@@ -478,149 +482,6 @@ func (c *listWatchCycle) finish() {
 	}
 }
 
-// drive runs the state machine from the start of a cycle until it stops:
-// when ctx is canceled or, with singleCycle, when the cycle ends. It returns
-// the error that ended a single cycle.
-func (r *Reflector) drive(ctx context.Context, singleCycle bool) error {
-	logger := klog.FromContext(ctx)
-	m := newReflectorMachine(r.useWatchList, singleCycle)
-	c := r.newCycle()
-	defer func() { c.finish() }()
-	for m.state != reflectorStopped {
-		var res stepResult
-		if singleCycle {
-			res = r.step(ctx, m.state, c)
-		} else {
-			res = r.guardedStep(ctx, m.state, c)
-		}
-		if ctx.Err() != nil {
-			// Whatever failed as the context ended failed because of it.
-			res = stepResult{outcome: outcomeCanceled}
-		}
-		prev := m.state
-		m = m.next(res.outcome)
-		logger.V(5).Info("Reflector changed state", "reflector", r.name, "from", prev, "to", m.state, "reason", res.reason)
-		if m.state == reflectorStopped && res.outcome != outcomeCanceled && res.outcome != outcomeCycleDone {
-			logger.Error(nil, "Reflector stopped: its state cannot produce this outcome", "reflector", r.name, "state", prev, "outcome", res.outcome)
-		}
-		if res.outcome != outcomeCycleDone {
-			continue
-		}
-		c.finish()
-		if singleCycle {
-			return res.err
-		}
-		if res.err != nil {
-			r.guardedReportError(ctx, res.err)
-		}
-		c = r.newCycle()
-	}
-	return nil
-}
-
-// step does the work of one state and says how it went.
-func (r *Reflector) step(ctx context.Context, s reflectorState, c *listWatchCycle) stepResult {
-	if ctx.Err() != nil {
-		return stepResult{outcome: outcomeCanceled}
-	}
-	if (s == reflectorListing || s == reflectorWatchListing) && !c.announced {
-		c.announced = true
-		klog.FromContext(ctx).V(3).Info("Listing and watching", "type", r.typeDescription, "reflector", r.name)
-	}
-	switch s {
-	case reflectorListing:
-		return r.stepList(ctx)
-	case reflectorWatchListing:
-		return r.stepWatchList(ctx, c)
-	case reflectorWatching:
-		r.ensureResyncLoop(ctx, c)
-		return r.stepWatch(ctx, c)
-	case reflectorBackingOff:
-		return r.stepBackOff(ctx)
-	default:
-		return stepResult{outcome: outcomeCanceled}
-	}
-}
-
-// reportError hands err to the watch error handler.
-func (r *Reflector) reportError(ctx context.Context, err error) {
-	r.watchErrorHandler(ctx, r, err)
-}
-
-// guardedStep is step for Run: as client-go's wait.BackoffUntil does
-// around each list-and-watch cycle, it runs under
-// utilruntime.HandleCrashWithContext, which logs "Observed a panic", runs
-// utilruntime.PanicHandlers and, with utilruntime.ReallyCrash (the
-// default), panics again. With ReallyCrash false a panic ends the cycle
-// without an error, and the next one starts after the backoff.
-func (r *Reflector) guardedStep(ctx context.Context, s reflectorState, c *listWatchCycle) (res stepResult) {
-	crashed := true
-	defer func() {
-		if crashed {
-			res = stepResult{outcome: outcomeCycleDone, reason: "panic"}
-		}
-	}()
-	defer utilruntime.HandleCrashWithContext(ctx)
-	res = r.step(ctx, s, c)
-	crashed = false
-	return res
-}
-
-// guardedReportError is reportError for Run, under
-// utilruntime.HandleCrashWithContext like the rest of a cycle.
-func (r *Reflector) guardedReportError(ctx context.Context, err error) {
-	defer utilruntime.HandleCrashWithContext(ctx)
-	r.reportError(ctx, err)
-}
-
-// stepBackOff is the backingOff state: wait for the next backoff delay.
-func (r *Reflector) stepBackOff(ctx context.Context) stepResult {
-	d := r.delay()
-	klog.FromContext(ctx).V(4).Info("Reflector backing off", "reflector", r.name, "delay", d)
-	t := r.clock.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return stepResult{outcome: outcomeCanceled}
-	case <-t.C():
-		return stepResult{outcome: outcomeWaited}
-	}
-}
-
-// reflectorState names what a Reflector is doing.
-type reflectorState uint8
-
-const (
-	// reflectorListing: a (paginated) LIST fills the store.
-	reflectorListing reflectorState = iota
-	// reflectorWatchListing: a streaming list fills the store, and its
-	// stream is kept for watching.
-	reflectorWatchListing
-	// reflectorWatching: watch events are applied to the store.
-	reflectorWatching
-	// reflectorBackingOff: waiting before trying again.
-	reflectorBackingOff
-	// reflectorStopped: the run is over.
-	reflectorStopped
-)
-
-// String returns the state's name, as logged.
-func (s reflectorState) String() string {
-	switch s {
-	case reflectorListing:
-		return "listing"
-	case reflectorWatchListing:
-		return "watchListing"
-	case reflectorWatching:
-		return "watching"
-	case reflectorBackingOff:
-		return "backingOff"
-	case reflectorStopped:
-		return "stopped"
-	}
-	return fmt.Sprintf("reflectorState(%d)", uint8(s))
-}
-
 // stepOutcome is how the work of one state ended.
 type stepOutcome uint8
 
@@ -652,69 +513,6 @@ type stepResult struct {
 	err error
 	// reason says in a few words why, for the transition log.
 	reason string
-}
-
-// reflectorMachine is the Reflector's position in its state machine.
-type reflectorMachine struct {
-	state reflectorState
-	// resume is, while backingOff, the state to go back to.
-	resume reflectorState
-	// entry is the state a cycle starts in: watchListing when streaming
-	// lists are used, else listing.
-	entry reflectorState
-	// singleCycle stops the machine at the end of the first cycle
-	// (ListAndWatch) instead of backing off into the next (Run).
-	singleCycle bool
-}
-
-// newReflectorMachine returns a machine at the start of a cycle.
-func newReflectorMachine(useWatchList, singleCycle bool) reflectorMachine {
-	entry := reflectorListing
-	if useWatchList {
-		entry = reflectorWatchListing
-	}
-	return reflectorMachine{state: entry, entry: entry, singleCycle: singleCycle}
-}
-
-// next is the transition function: the machine after the current state's
-// work ended with o. It is total: an outcome a state cannot produce stops
-// the machine.
-func (m reflectorMachine) next(o stepOutcome) reflectorMachine {
-	to := func(s reflectorState) reflectorMachine {
-		m.state, m.resume = s, 0
-		return m
-	}
-	backOffThen := func(s reflectorState) reflectorMachine {
-		m.state, m.resume = reflectorBackingOff, s
-		return m
-	}
-	if o == outcomeCanceled || m.state == reflectorStopped {
-		return to(reflectorStopped)
-	}
-	if o == outcomeCycleDone {
-		if m.singleCycle {
-			return to(reflectorStopped)
-		}
-		return backOffThen(m.entry)
-	}
-	switch m.state {
-	case reflectorListing, reflectorWatchListing, reflectorWatching:
-		switch {
-		case o == outcomeSynced && m.state != reflectorWatching:
-			return to(reflectorWatching)
-		case o == outcomeFallBackToList && m.state == reflectorWatchListing:
-			return to(reflectorListing)
-		case o == outcomeRetryNow:
-			return to(m.state)
-		case o == outcomeRetryLater:
-			return backOffThen(m.state)
-		}
-	case reflectorBackingOff:
-		if o == outcomeWaited {
-			return to(m.resume)
-		}
-	}
-	return to(reflectorStopped)
 }
 
 // reflectorMetrics are a Reflector's metrics, created from the installed

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"strings"
 	"time"
@@ -23,44 +22,6 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// ResourceVersionUpdater is implemented by stores that want to follow the
-// reflector's resource version as it moves with each watch event, bookmarks
-// included. UpdateResourceVersion is called on the reflector's goroutine and
-// should return quickly.
-type ResourceVersionUpdater interface {
-	// UpdateResourceVersion records that the reflector has seen
-	// resourceVersion.
-	UpdateResourceVersion(resourceVersion string)
-}
-
-// WatchErrorHandler is told about every error that ends a list-and-watch
-// cycle of a running Reflector; the reflector then backs off and lists again.
-// It runs on the reflector's goroutine, so it must return quickly.
-type WatchErrorHandler func(r *Reflector, err error)
-
-// WatchErrorHandlerWithContext is WatchErrorHandler with the context of the
-// running reflector, which carries its logger.
-type WatchErrorHandlerWithContext func(ctx context.Context, r *Reflector, err error)
-
-// DefaultWatchErrorHandler is the handler a Reflector uses unless told
-// otherwise. It only logs, at a level that fits the error: an expired
-// resource version is routine (V(4)), a clean end of stream is not logged, a
-// cut connection is logged at V(1), and anything else is reported through
-// utilruntime.HandleErrorWithContext.
-func DefaultWatchErrorHandler(ctx context.Context, r *Reflector, err error) {
-	logger := klog.FromContext(ctx)
-	switch {
-	case isExpiredError(err):
-		logger.V(4).Info("Watch closed", "reflector", r.name, "type", r.typeDescription, "err", err)
-	case err == io.EOF: //nolint:errorlint // client-go compares, it does not unwrap
-		// The server closed the stream cleanly: nothing to report.
-	case err == io.ErrUnexpectedEOF: //nolint:errorlint // as above
-		logger.V(1).Info("Watch closed with unexpected EOF", "reflector", r.name, "type", r.typeDescription, "err", err)
-	default:
-		utilruntime.HandleErrorWithContext(ctx, err, "Failed to watch", "reflector", r.name, "type", r.typeDescription)
-	}
-}
-
 // VeryShortWatchError reports a watch that the server closed less than a
 // second after it opened, without sending a single event: usually a sign
 // that something between the client and the server ends streams early.
@@ -72,12 +33,6 @@ type VeryShortWatchError struct {
 // Error names the reflector and says what happened.
 func (e *VeryShortWatchError) Error() string {
 	return fmt.Sprintf("very short watch: %s: Unexpected watch close - watch lasted less than a second and no items received", e.Name)
-}
-
-// isExpiredError reports a resource version the server no longer keeps
-// (HTTP 410). Old servers say Gone, newer ones Expired; both mean the same.
-func isExpiredError(err error) bool {
-	return apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
 }
 
 // tooLargeRVText is how servers before the structured cause spelled a

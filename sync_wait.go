@@ -69,6 +69,8 @@ func WaitForCacheSync(stopCh <-chan struct{}, cacheSyncs ...InformerSynced) bool
 // to this package's source, not to the caller (only WaitFor names its
 // caller). Code with a context should use WaitForNamedCacheSyncWithContext.
 func WaitForNamedCacheSync(controllerName string, stopCh <-chan struct{}, cacheSyncs ...InformerSynced) bool {
+	// "controller" is client-go's log key, a word and no reference to the
+	// controller layer above, which this file does not name.
 	logger := klog.Background().WithValues("controller", controllerName)
 	return waitForCacheSyncLogged(klog.NewContext(context.Background(), logger), stopCh, cacheSyncs)
 }

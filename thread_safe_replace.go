@@ -2,10 +2,14 @@ package cache
 
 import "math/bits"
 
-// keyedObject is one object of a replacement with its key.
-type keyedObject struct {
-	key string
-	obj interface{}
+// Replace swaps the content for items and records resourceVersion. Index
+// failures are logged per key.
+func (c *threadSafeMap) Replace(items map[string]interface{}, resourceVersion string) {
+	list := make([]keyedObject, 0, len(items))
+	for key, obj := range items {
+		list = append(list, keyedObject{key: key, obj: obj})
+	}
+	c.replace(list, resourceVersion)
 }
 
 // replace makes items (later duplicates of a key win) the whole content of
@@ -68,17 +72,23 @@ func (c *threadSafeMap) replace(items []keyedObject, resourceVersion string) {
 	}
 }
 
-// unchangedItems marks the items whose key already holds the very same
-// object, under the read lock.
+// unchangedItems marks the items the relist rule finds unchanged (their
+// key already holds the very same object), under the read lock. Keys
+// missing from items are the rule's deletions; a store drops them by slot
+// (dropUnkeptLocked) and needs no tombstones.
 func (c *threadSafeMap) unchangedItems(items []keyedObject) bitset {
 	same := newBitset(len(items))
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	for i, it := range items {
-		if cur, ok := c.tab.get(it.key); ok && sameObject(cur, it.obj) {
-			same.set(i)
-		}
-	}
+	relist(relistRun{
+		items: items,
+		held:  c.tab.get,
+		each: func(i int, kind relistKind, _ interface{}) {
+			if kind == relistUnchanged {
+				same.set(i)
+			}
+		},
+	})
 	return same
 }
 
@@ -108,17 +118,6 @@ func (c *threadSafeMap) dropUnkeptLocked(kept bitset) {
 			c.removeSlotLocked(int32(id))
 		}
 	}
-}
-
-// sameObject reports whether a and b are the same value: for pointers, the
-// same object. Values that cannot be compared are never the same.
-func sameObject(a, b interface{}) (same bool) {
-	defer func() {
-		if recover() != nil {
-			same = false
-		}
-	}()
-	return a == b
 }
 
 // bitset is a fixed-size set of small non-negative integers.

@@ -241,16 +241,6 @@ func (c *threadSafeMap) ListKeys() []string {
 	return c.tab.keyList()
 }
 
-// Replace swaps the content for items and records resourceVersion. Index
-// failures are logged per key.
-func (c *threadSafeMap) Replace(items map[string]interface{}, resourceVersion string) {
-	list := make([]keyedObject, 0, len(items))
-	for key, obj := range items {
-		list = append(list, keyedObject{key: key, obj: obj})
-	}
-	c.replace(list, resourceVersion)
-}
-
 // Transaction applies txns in order under one lock; the resource version
 // of the last one is recorded. Index failures are logged per key.
 func (c *threadSafeMap) Transaction(txns ...ThreadSafeStoreTransaction) {
