@@ -1,5 +1,7 @@
 package cache
 
+import "k8s.io/apimachinery/pkg/api/meta"
+
 // This file is the seam between the controller and whatever it reports to.
 // The controller applies each popped change to the cache and then describes
 // what happened as a notification; a changeSink receives it. The shared
@@ -62,4 +64,18 @@ func (n notification) callOn(h ResourceEventHandler) {
 	case notifyDelete:
 		h.OnDelete(n.oldObj)
 	}
+}
+
+// sameResourceVersion reports whether both objects have metadata and the
+// same resource version.
+func sameResourceVersion(oldObj, newObj interface{}) bool {
+	newMeta, err := meta.Accessor(newObj)
+	if err != nil {
+		return false
+	}
+	oldMeta, err := meta.Accessor(oldObj)
+	if err != nil {
+		return false
+	}
+	return newMeta.GetResourceVersion() == oldMeta.GetResourceVersion()
 }

@@ -31,8 +31,10 @@
 //	              options and state), relist_reuse.go,
 //	              consistency_detector.go, reflector_watch.go, pager.go,
 //	              reflector_run.go (the state machine that drives the
-//	              steps), shard_selector.go, shard_listwatch.go,
-//	              shard_reshard.go (moving to another shard)
+//	              steps), shard_selector.go, shard_spec.go (one
+//	              selector), shard_mode.go (who filters), shard_watch.go,
+//	              shard_listwatch.go (the sharded ListerWatcher and its
+//	              moves)
 //	controller    shard_moved.go (a shard move told from a deletion),
 //	              event_handlers.go (the handler interfaces), change.go
 //	              (what the controller hands up), controller.go

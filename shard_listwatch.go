@@ -5,55 +5,13 @@ import (
 	"sync"
 	"sync/atomic"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 )
-
-// ShardMode says who keeps a ShardedListerWatcher's results inside its
-// shard.
-type ShardMode int32
-
-const (
-	// ShardModeUnknown: no list response has been seen yet (and no watch
-	// event outside the shard), or the probe before a streaming list failed.
-	ShardModeUnknown ShardMode = iota
-	// ShardModeServer: the API server filters. The last list response
-	// echoed the selector in ListMeta.ShardInfo, so objects outside the
-	// shard are neither sent nor decoded.
-	ShardModeServer
-	// ShardModeClient: the API server ignored the selector (its
-	// ShardedListAndWatch feature is off, or it predates the feature), so
-	// the ShardedListerWatcher drops what lies outside the shard after
-	// decoding it.
-	ShardModeClient
-)
-
-// String returns "unknown", "server" or "client".
-func (m ShardMode) String() string {
-	switch m {
-	case ShardModeServer:
-		return "server"
-	case ShardModeClient:
-		return "client"
-	}
-	return "unknown"
-}
-
-// ShardModeMetricsProvider is implemented by a MetricsProvider (see
-// SetReflectorMetricsProvider) that also wants the shard mode of sharded
-// reflectors. Each Reflector built on a ShardedListerWatcher asks it for
-// one gauge, labelled with the reflector's name like the other reflector
-// metrics, and keeps it at the ShardMode's numeric value: 0 unknown,
-// 1 server, 2 client.
-type ShardModeMetricsProvider interface {
-	NewShardModeMetric(name string) GaugeMetric
-}
 
 // ShardedListerWatcher restricts a ListerWatcher to one shard of its
 // resource: the objects whose hashed UID (or namespace) falls in the ranges
@@ -75,8 +33,8 @@ type ShardModeMetricsProvider interface {
 // field; the list then carries no ShardInfo and the ShardedListerWatcher
 // removes the items outside the shard itself, hashing them as the server
 // would. (Before the first streaming list, which has no list response, a
-// one-object list asks the server.) Watch events are checked in both modes, at the cost of one hash
-// per event, because the API servers behind one address may differ while
+// one-object list asks the server.) Watch events are checked in both
+// modes, at the cost of one hash per event, because the API servers behind one address may differ while
 // the feature is rolled out; an ADDED, MODIFIED or DELETED event for an
 // object outside the shard is dropped (an object never changes shard: its
 // UID and namespace are immutable). Bookmarks and errors pass unchanged.
@@ -84,16 +42,18 @@ type ShardModeMetricsProvider interface {
 // it went last; each change of mode is logged once, at V(1), and kept in
 // the gauge of a ShardModeMetricsProvider.
 //
+// SetShard moves it, and the informer it serves, to another selector.
+//
 // A ShardedListerWatcher is safe for concurrent use and may serve several
-// Reflectors. It answers the streaming-list capability probe as the
+// Reflectors (though a move expects one). It answers the streaming-list capability probe as the
 // ListerWatcher it wraps does.
 type ShardedListerWatcher struct {
 	inner  ListerWatcherWithContext
 	parent ListerWatcher
 	// spec is the shard held now; SetShard replaces it (under moveMu).
 	spec atomic.Pointer[shardSpec]
-	// mode is the current ShardMode; it changes only under reportMu.
-	mode atomic.Int32
+	// modes is who filters, with its gauges.
+	modes shardModeState
 	// listGen is the generation of the spec the paginated list in
 	// progress began with; listedGen is the newest generation whose list
 	// (paginated or streaming) came back whole. A watch that does not
@@ -106,12 +66,6 @@ type ShardedListerWatcher struct {
 	// and guards watches: the live watches, which a move ends.
 	moveMu  sync.Mutex
 	watches map[*shardWatch]struct{}
-
-	// reportMu serialises mode changes with their log line and gauge
-	// updates, and guards gauges. The gauges' Set (user code) runs under
-	// it; no other path of this package takes reportMu.
-	reportMu sync.Mutex
-	gauges   []GaugeMetric
 }
 
 var _ ListerWatcher = (*ShardedListerWatcher)(nil)
@@ -147,7 +101,7 @@ func (s *ShardedListerWatcher) Selector() string { return s.spec.Load().text }
 
 // Mode returns who filtered the latest list response (or, after a watch
 // event outside the shard arrived, ShardModeClient).
-func (s *ShardedListerWatcher) Mode() ShardMode { return ShardMode(s.mode.Load()) }
+func (s *ShardedListerWatcher) Mode() ShardMode { return s.modes.get() }
 
 // List lists with the shard selector; see ListWithContext.
 func (s *ShardedListerWatcher) List(options metav1.ListOptions) (runtime.Object, error) {
@@ -251,198 +205,130 @@ func (s *ShardedListerWatcher) inShard(obj runtime.Object) bool {
 	return s.spec.Load().holds(obj)
 }
 
-// holds reports whether obj belongs to this shard; see inShard.
-func (spec *shardSpec) holds(obj runtime.Object) bool {
-	ok, err := spec.selector.Matches(obj)
-	return ok || err != nil
-}
-
-// filterList removes the items of list outside the shard, in place. A list
-// whose items cannot be read is left as it is.
-func (spec *shardSpec) filterList(list runtime.Object) {
-	items, err := meta.ExtractList(list)
-	if err != nil {
-		return
-	}
-	kept := items[:0]
-	for _, item := range items {
-		if spec.holds(item) {
-			kept = append(kept, item)
-		}
-	}
-	if len(kept) == len(items) {
-		return
-	}
-	// SetList only fails for what ExtractList already refused.
-	_ = meta.SetList(list, kept)
-}
-
-// setMode records mode m, logging why and updating the gauges when it
-// differs from the current one.
+// setMode records mode m; see shardModeState.set.
 func (s *ShardedListerWatcher) setMode(logger klog.Logger, m ShardMode, why string) {
-	if s.Mode() == m {
-		return
-	}
-	s.reportMu.Lock()
-	defer s.reportMu.Unlock()
-	if ShardMode(s.mode.Swap(int32(m))) == m {
-		return
-	}
-	if m == ShardModeServer {
-		logger.V(1).Info("The API server filters by the shard selector", "selector", s.Selector(), "reason", why)
-	} else {
-		logger.V(1).Info("The API server ignores the shard selector; filtering on the client", "selector", s.Selector(), "reason", why)
-	}
-	for _, g := range s.gauges {
-		g.Set(float64(m))
-	}
+	s.modes.set(logger, m, why, s.Selector())
 }
 
 // reportModeTo gives the Reflector called name a mode gauge, when p makes
 // one. Reflectors call it as they are built.
 func (s *ShardedListerWatcher) reportModeTo(name string, p MetricsProvider) {
-	mp, ok := p.(ShardModeMetricsProvider)
-	if !ok {
+	if mp, ok := p.(ShardModeMetricsProvider); ok {
+		s.modes.addGauge(mp.NewShardModeMetric(name))
+	}
+}
+
+// Moving to another shard.
+//
+// A move is a relist under the new selector, nothing more: SetShard swaps
+// the selector and ends every live watch with an expired resource version,
+// as an API server does when it no longer has the requested history. The
+// Reflector reading the watch then lists again, through the same
+// ShardedListerWatcher, now with the new selector, and replaces its store's
+// content with the result. Objects that entered the shard arrive as adds;
+// objects that left it are missing from the list and become deletions,
+// which the informer hands to its handlers as MovedOutOfShard (see
+// shard_moved.go) instead of DeletedFinalStateUnknown.
+//
+// The relist must come from the new selector alone. A list that was under
+// way when the selector changed would mix both shards, and a watch opened
+// without listing first would miss the objects that entered. So each list
+// page and each watch is checked against the generation of the selector: a
+// page read across a move, a continued list begun before it, and a plain
+// watch opened before a list under the new selector all fail with the same
+// expired-resource-version error, which the Reflector answers by listing
+// again from the newest state.
+
+// SetShard moves the ShardedListerWatcher to the shard selector names (see
+// ParseShardSelector for the form). A selector that does not parse is an
+// error wrapping ErrInvalidShardSelector and changes nothing; the same
+// selector as now changes nothing either.
+//
+// Otherwise every later list and watch carries the new selector, and the
+// Reflector using this ListerWatcher lists again at once: its live watch
+// ends with an expired resource version (as does a list in progress). An
+// informer built on it then holds the new shard: handlers get an add for
+// each object that entered it, a delete carrying MovedOutOfShard for each
+// object that left it, and, with the informer's default (atomic) queue,
+// nothing for the objects that stayed. HasSynced stays true, and at no
+// moment does the informer's store hold an object of neither shard.
+//
+// SetShard expects the ShardedListerWatcher to serve one Reflector, as an
+// informer's does; several Reflectors sharing it may skip the relist.
+// It is safe to call from any goroutine, also before the informer runs.
+func (s *ShardedListerWatcher) SetShard(selector string) error {
+	sel, err := ParseShardSelector(selector)
+	if err != nil {
+		return err
+	}
+	s.moveMu.Lock()
+	old := s.spec.Load()
+	if sel.String() == old.text {
+		s.moveMu.Unlock()
+		return nil
+	}
+	s.spec.Store(newShardSpec(sel, old.gen+1))
+	live := make([]*shardWatch, 0, len(s.watches))
+	for w := range s.watches {
+		live = append(live, w)
+	}
+	s.moveMu.Unlock()
+	klog.Background().V(1).Info("Moving to another shard; the reflector lists again", "from", old.text, "to", sel.String(), "watches", len(live))
+	for _, w := range live {
+		w.expire()
+	}
+	return nil
+}
+
+// beginListPage returns the shard a list page is read for. A page that
+// continues a list begun under another shard is refused.
+func (s *ShardedListerWatcher) beginListPage(options metav1.ListOptions) (*shardSpec, error) {
+	spec := s.spec.Load()
+	if options.Continue == "" {
+		s.listGen.Store(spec.gen)
+		return spec, nil
+	}
+	if s.listGen.Load() != spec.gen {
+		return nil, errShardMoved("the shard selector changed during a paginated list")
+	}
+	return spec, nil
+}
+
+// endListPage records, after the last page of a list, that spec's shard was
+// listed whole.
+func (s *ShardedListerWatcher) endListPage(list runtime.Object, spec *shardSpec) {
+	if lm, err := meta.ListAccessor(list); err == nil && lm.GetContinue() != "" {
 		return
 	}
-	g := mp.NewShardModeMetric(name)
-	s.reportMu.Lock()
-	defer s.reportMu.Unlock()
-	s.gauges = append(s.gauges, g)
-	g.Set(float64(s.Mode()))
+	s.markListed(spec)
 }
 
-// shardModeReporter is implemented by ShardedListerWatcher, for Reflectors
-// to find it among their ListerWatchers.
-type shardModeReporter interface {
-	reportModeTo(name string, p MetricsProvider)
-}
-
-// shardInfoOf returns the selector a list response says was applied, and
-// whether it says so at all.
-func shardInfoOf(list runtime.Object) (string, bool) {
-	if u, ok := list.(*unstructured.UnstructuredList); ok {
-		sel, found, err := unstructured.NestedString(u.Object, "metadata", "shardInfo", "selector")
-		return sel, found && err == nil
-	}
-	sharded, ok := list.(metav1.ShardedListInterface)
-	if !ok {
-		lm, err := meta.ListAccessor(list)
-		if err != nil {
-			return "", false
-		}
-		if sharded, ok = lm.(metav1.ShardedListInterface); !ok {
-			return "", false
-		}
-	}
-	if info := sharded.GetShardInfo(); info != nil {
-		return info.Selector, true
-	}
-	return "", false
-}
-
-// shardWatch passes on the events of a watch except those of objects
-// outside the shard. A move to another shard (SetShard) ends it with an
-// expired-resource-version error, so that its Reflector lists again.
-type shardWatch struct {
-	inner  watch.Interface
-	shard  *ShardedListerWatcher
-	logger klog.Logger
-	out    chan watch.Event
-	// spec is the shard the watch was opened for; streaming says it is a
-	// streaming list, whose end of initial events completes a list.
-	spec      *shardSpec
-	streaming bool
-	// stopped is closed by Stop, moved by a move to another shard; each
-	// Once guards its close.
-	stopped   chan struct{}
-	stopOnce  sync.Once
-	moved     chan struct{}
-	movedOnce sync.Once
-}
-
-// newShardWatch wraps w; run passes its events on.
-func newShardWatch(logger klog.Logger, w watch.Interface, s *ShardedListerWatcher, spec *shardSpec, streaming bool) *shardWatch {
-	return &shardWatch{
-		inner: w, shard: s, logger: logger, out: make(chan watch.Event),
-		spec: spec, streaming: streaming,
-		stopped: make(chan struct{}), moved: make(chan struct{}),
-	}
-}
-
-// ResultChan returns the events in the shard; it is closed after the
-// wrapped watch ends or Stop is called.
-func (w *shardWatch) ResultChan() <-chan watch.Event { return w.out }
-
-// Stop stops the wrapped watch and the goroutine passing its events on.
-func (w *shardWatch) Stop() {
-	w.stopOnce.Do(func() { close(w.stopped) })
-	w.inner.Stop()
-}
-
-// expire ends the watch after a move: the reader gets an expired error.
-func (w *shardWatch) expire() { w.movedOnce.Do(func() { close(w.moved) }) }
-
-// run forwards events until the wrapped watch ends, Stop is called or the
-// shard moves.
-func (w *shardWatch) run() {
-	defer w.shard.untrack(w)
-	defer close(w.out)
-	in := w.inner.ResultChan()
+// markListed records that spec's shard was listed whole, unless a newer
+// one was already.
+func (s *ShardedListerWatcher) markListed(spec *shardSpec) {
 	for {
-		select {
-		case <-w.stopped:
+		listed := s.listedGen.Load()
+		if listed >= spec.gen || s.listedGen.CompareAndSwap(listed, spec.gen) {
 			return
-		case <-w.moved:
-			w.endMoved()
-			return
-		case ev, ok := <-in:
-			if !ok {
-				return
-			}
-			if !w.keep(ev) {
-				continue
-			}
-			select {
-			case w.out <- ev:
-			case <-w.stopped:
-				return
-			case <-w.moved:
-				w.endMoved()
-				return
-			}
 		}
 	}
 }
 
-// endMoved stops the wrapped watch and tells the reader, unless it stops
-// reading first, that its resource version is gone.
-func (w *shardWatch) endMoved() {
-	w.inner.Stop()
-	status := errShardMoved("the shard selector changed").(apierrors.APIStatus).Status()
-	select {
-	case w.out <- watch.Event{Type: watch.Error, Object: &status}:
-	case <-w.stopped:
+// track registers a live watch for moves to end; a watch opened for a
+// shard that was already left is ended at once.
+func (s *ShardedListerWatcher) track(w *shardWatch) {
+	s.moveMu.Lock()
+	defer s.moveMu.Unlock()
+	if s.spec.Load() != w.spec {
+		w.expire()
+		return
 	}
+	s.watches[w] = struct{}{}
 }
 
-// keep reports whether ev is passed on: anything but an object change, or
-// a change of an object in the shard held now. The bookmark that ends a
-// streaming list's initial events also completes a list.
-func (w *shardWatch) keep(ev watch.Event) bool {
-	switch ev.Type {
-	case watch.Added, watch.Modified, watch.Deleted:
-	case watch.Bookmark:
-		if w.streaming && endsInitialEvents(ev.Object) {
-			w.shard.markListed(w.spec)
-		}
-		return true
-	default:
-		return true
-	}
-	if ev.Object == nil || w.shard.inShard(ev.Object) {
-		return true
-	}
-	w.shard.setMode(w.logger, ShardModeClient, "a watch event for an object outside the shard")
-	return false
+// untrack forgets a watch that ended.
+func (s *ShardedListerWatcher) untrack(w *shardWatch) {
+	s.moveMu.Lock()
+	defer s.moveMu.Unlock()
+	delete(s.watches, w)
 }

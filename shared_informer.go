@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -323,20 +322,6 @@ func (s *sharedIndexInformer) notify(n notification) {
 		s.mutationDetector.AddObject(n.newObj)
 	}
 	s.processor.distribute(n, isSync)
-}
-
-// sameResourceVersion reports whether both objects have metadata and the
-// same resource version.
-func sameResourceVersion(oldObj, newObj interface{}) bool {
-	newMeta, err := meta.Accessor(newObj)
-	if err != nil {
-		return false
-	}
-	oldMeta, err := meta.Accessor(oldObj)
-	if err != nil {
-		return false
-	}
-	return newMeta.GetResourceVersion() == oldMeta.GetResourceVersion()
 }
 
 // OnAdd, OnUpdate and OnDelete make the informer a ResourceEventHandler,
