@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -29,6 +31,49 @@ type FakeControllerSourceOptions struct {
 	// change since the last Compact or ResetWatch. Watches already open are
 	// not affected: they get every change.
 	WatchCacheSize int
+
+	// NewList returns the empty list object List fills, such as a
+	// *v1.PodList, so that the source answers as a typed client does. Nil
+	// lists into a *v1.List.
+	NewList func() runtime.Object
+
+	// Selectors makes List, Watch and streaming lists honour the label and
+	// field selectors of their options, as kube-apiserver does; client-go's
+	// fake ignores them. A selector that does not parse is a 400 Bad
+	// Request. A watch judges each event by the object it carries (see the
+	// package doc for how that differs from kube-apiserver).
+	Selectors bool
+	// FieldsOf returns the fields an object can be selected by, such as a
+	// Pod's spec.nodeName. Nil selects by metadata.name and
+	// metadata.namespace only.
+	FieldsOf func(runtime.Object) fields.Set
+
+	// RefuseStreamingLists makes the source answer a streaming list (a
+	// Watch with SendInitialEvents) with 400 Bad Request and say so to
+	// reflectors (IsWatchListSemanticsUnSupported), as an API server older
+	// than the WatchList feature does, so that they list and page instead.
+	RefuseStreamingLists bool
+
+	// HandOut, when set, changes how objects enter and leave the source:
+	// changes store the caller's object itself, not a copy (the caller
+	// must not modify it afterwards), and every object handed out (by
+	// List, streaming lists, replays and live events) is HandOut(stored)
+	// instead of a deep copy. It is for benchmarks: the identity function
+	// hands out the stored objects themselves, so that copying costs
+	// nothing in the measurements (no consumer may then modify what it
+	// gets); a function that builds a full object from a small stored
+	// form models an API server whose responses are decoded into fresh
+	// memory, without the source holding the full objects. HandOut must
+	// keep the stored object's name, namespace, UID and resource version,
+	// and must not modify stored.
+	HandOut func(stored runtime.Object) runtime.Object
+}
+
+// IsWatchListSemanticsUnSupported reports whether the source refuses
+// streaming lists (FakeControllerSourceOptions.RefuseStreamingLists); a
+// reflector asks before it tries one.
+func (f *FakeControllerSource) IsWatchListSemanticsUnSupported() bool {
+	return f.opts.RefuseStreamingLists
 }
 
 // NewFakeControllerSourceWithOptions returns an empty source whose List
