@@ -540,7 +540,7 @@ func TestFakeControllerSource_NewListTypesTheList(t *testing.T) {
 	}
 }
 
-func TestFakeControllerSource_HandOut(t *testing.T) {
+func TestFakeControllerSource_ShareObjectsAndHandOut(t *testing.T) {
 	// expand models decoding: the source stores a pod without labels and
 	// hands out a fresh one with them.
 	expand := func(stored runtime.Object) runtime.Object {
@@ -549,18 +549,18 @@ func TestFakeControllerSource_HandOut(t *testing.T) {
 		return p
 	}
 	tests := map[string]struct {
-		handOut      func(runtime.Object) runtime.Object
+		options      framework.FakeControllerSourceOptions
 		wantSame     bool
 		wantExpanded bool
 	}{
-		"default: copies":               {},
-		"identity: the stored object":   {handOut: func(o runtime.Object) runtime.Object { return o }, wantSame: true},
-		"a decoder: fresh full objects": {handOut: expand, wantExpanded: true},
+		"default: copies":                    {},
+		"shared: the caller's objects":       {options: framework.FakeControllerSourceOptions{ShareObjects: true}, wantSame: true},
+		"handed out: fresh objects built so": {options: framework.FakeControllerSourceOptions{HandOut: expand}, wantExpanded: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				f := framework.NewFakeControllerSourceWithOptions(framework.FakeControllerSourceOptions{HandOut: tc.handOut})
+				f := framework.NewFakeControllerSourceWithOptions(tc.options)
 				defer f.Shutdown()
 				in := pod("a")
 				f.Add(in)
@@ -577,8 +577,12 @@ func TestFakeControllerSource_HandOut(t *testing.T) {
 				}
 				got := map[string]runtime.Object{"listed": list.(*v1.List).Items[0].Object}
 				synctest.Wait()
-				for _, e := range []watch.Event{<-stream.ResultChan(), <-stream.ResultChan(), <-stream.ResultChan()} {
+				for range 3 {
+					e := <-stream.ResultChan()
 					got[string(e.Type)] = e.Object
+				}
+				if m, _ := meta.Accessor(got[string(watch.Bookmark)]); tc.wantExpanded != (m.GetLabels()["expanded"] == "true") {
+					t.Errorf("bookmark built by HandOut = %v, want %v", !tc.wantExpanded, tc.wantExpanded)
 				}
 				want := map[string]runtime.Object{"listed": changed, string(watch.Added): in, string(watch.Modified): changed}
 				for what, obj := range want {

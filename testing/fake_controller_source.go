@@ -306,26 +306,34 @@ func setResourceVersion(accessor metav1.Object, rv int) {
 }
 
 // keep returns what the source stores for obj: a deep copy, or obj itself
-// when the source hands out objects through opts.HandOut.
+// when the source shares objects or hands them out through HandOut.
 func (f *FakeControllerSource) keep(obj runtime.Object) runtime.Object {
-	if f.opts.HandOut != nil {
+	if f.opts.ShareObjects || f.opts.HandOut != nil {
 		return obj
 	}
 	return obj.DeepCopyObject()
 }
 
-// handOut returns what a consumer gets for a stored object: a deep copy,
-// or opts.HandOut's result.
+// handOut returns what a list gives out for a stored object: a deep copy,
+// the object itself when the source shares objects, or HandOut's result.
 func (f *FakeControllerSource) handOut(stored runtime.Object) runtime.Object {
-	if f.opts.HandOut != nil {
+	switch {
+	case f.opts.HandOut != nil:
 		return f.opts.HandOut(stored)
+	case f.opts.ShareObjects:
+		return stored
 	}
 	return stored.DeepCopyObject()
 }
 
-// handOutEvent is handOut for an event.
+// handOutEvent returns e as the source queues it for watches: with a deep
+// copy of its object, or with the object itself when the source shares
+// objects or applies HandOut as each watch delivers it (see relay).
 func (f *FakeControllerSource) handOutEvent(e watch.Event) watch.Event {
-	return watch.Event{Type: e.Type, Object: f.handOut(e.Object)}
+	if f.opts.ShareObjects || f.opts.HandOut != nil {
+		return e
+	}
+	return watch.Event{Type: e.Type, Object: e.Object.DeepCopyObject()}
 }
 
 // retainLocked appends c to the history and drops what the watch cache
@@ -470,7 +478,7 @@ func (f *FakeControllerSource) Watch(options metav1.ListOptions) (watch.Interfac
 	if err != nil {
 		return nil, err
 	}
-	return f.track(sel.filter(w)), nil
+	return f.track(f.relay(w, sel)), nil
 }
 
 // watchPrefixLocked returns the events a new watch gets before live ones.
@@ -524,10 +532,10 @@ func (f *FakeControllerSource) initialEventsLocked(options metav1.ListOptions, s
 	if err != nil {
 		return nil, err
 	}
-	objs := f.snapshotLocked(sel)
-	events := make([]watch.Event, 0, len(objs)+1)
-	for _, obj := range objs {
-		events = append(events, watch.Event{Type: watch.Added, Object: obj})
+	keys := sortedKeys(f.Items, sel)
+	events := make([]watch.Event, 0, len(keys)+1)
+	for _, k := range keys {
+		events = append(events, f.handOutEvent(watch.Event{Type: watch.Added, Object: f.Items[k]}))
 	}
 	return append(events, watch.Event{Type: watch.Bookmark, Object: bookmark}), nil
 }

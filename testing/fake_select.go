@@ -2,7 +2,6 @@ package framework
 
 import (
 	"fmt"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -10,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 )
 
 // selector is what a request's label and field selectors let through. The
@@ -76,61 +74,4 @@ func (s selector) matches(obj runtime.Object) bool {
 		return false
 	}
 	return s.fields == nil || s.fields.Empty() || s.fields.Matches(s.fieldsOf(obj))
-}
-
-// filter returns w with the events whose object the selector rejects left
-// out; bookmarks and errors always pass. Like kube-apiserver's watch cache
-// it judges an event by the object it carries, except that an object
-// modified out of the selection is simply no longer sent, where
-// kube-apiserver sends a DELETED event.
-func (s selector) filter(w watch.Interface) watch.Interface {
-	if s.selectsAll() {
-		return w
-	}
-	fw := &filteredWatch{inner: w, sel: s, result: make(chan watch.Event), stopped: make(chan struct{})}
-	go fw.relay()
-	return fw
-}
-
-// filteredWatch relays the events of a watch that its selector lets
-// through, on one goroutine, which ends when the inner watch ends or the
-// consumer stops the watch (unlike apimachinery's watch.Filter, whose
-// goroutine waits forever on a consumer that stopped reading).
-type filteredWatch struct {
-	inner  watch.Interface
-	sel    selector
-	result chan watch.Event
-	// stopped is closed by Stop.
-	stopped  chan struct{}
-	stopOnce sync.Once
-}
-
-// ResultChan returns the channel the selected events arrive on.
-func (w *filteredWatch) ResultChan() <-chan watch.Event { return w.result }
-
-// Stop ends the watch; the result channel closes soon after.
-func (w *filteredWatch) Stop() {
-	w.stopOnce.Do(func() {
-		close(w.stopped)
-		w.inner.Stop()
-	})
-}
-
-// relay forwards the selected events until either side ends.
-func (w *filteredWatch) relay() {
-	defer close(w.result)
-	for e := range w.inner.ResultChan() {
-		switch e.Type {
-		case watch.Bookmark, watch.Error:
-		default:
-			if !w.sel.matches(e.Object) {
-				continue
-			}
-		}
-		select {
-		case w.result <- e:
-		case <-w.stopped:
-			return
-		}
-	}
 }

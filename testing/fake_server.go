@@ -54,18 +54,23 @@ type FakeControllerSourceOptions struct {
 	// than the WatchList feature does, so that they list and page instead.
 	RefuseStreamingLists bool
 
-	// HandOut, when set, changes how objects enter and leave the source:
-	// changes store the caller's object itself, not a copy (the caller
-	// must not modify it afterwards), and every object handed out (by
-	// List, streaming lists, replays and live events) is HandOut(stored)
-	// instead of a deep copy. It is for benchmarks: the identity function
-	// hands out the stored objects themselves, so that copying costs
-	// nothing in the measurements (no consumer may then modify what it
-	// gets); a function that builds a full object from a small stored
-	// form models an API server whose responses are decoded into fresh
-	// memory, without the source holding the full objects. HandOut must
-	// keep the stored object's name, namespace, UID and resource version,
-	// and must not modify stored.
+	// ShareObjects makes the source copy nothing: changes store the
+	// caller's object itself, and lists and watches hand out the stored
+	// objects. It is for benchmarks, so that copies cost nothing in the
+	// measurements; nobody may then modify an object once given to or
+	// received from the source.
+	ShareObjects bool
+
+	// HandOut, when set, models an API server whose responses are decoded
+	// into fresh memory: changes store the caller's object itself (the
+	// caller must not modify it afterwards), and every object a consumer
+	// gets is HandOut(stored), built when it is handed over: for each list
+	// item, and for each watch event (bookmarks included, whose object is
+	// an empty one of the stored type with a resource version and maybe
+	// an annotation) as the watch delivers it. A benchmark can so store a
+	// small form of its objects and hand out full ones. HandOut must not
+	// modify stored, should keep its name, namespace, UID, resource
+	// version and annotations, and is called from several goroutines.
 	HandOut func(stored runtime.Object) runtime.Object
 }
 
