@@ -19,32 +19,6 @@ import (
 	framework "github.com/kcache/cache/testing"
 )
 
-// summarise is describe that also reads ERROR events, as "ERROR <code>".
-func summarise(t *testing.T, e watch.Event) string {
-	t.Helper()
-	if status, ok := e.Object.(*metav1.Status); ok {
-		return fmt.Sprintf("%s %d", e.Type, status.Code)
-	}
-	return describe(t, e)
-}
-
-// drainAll is drain with summarise.
-func drainAll(t *testing.T, w watch.Interface) []string {
-	t.Helper()
-	var got []string
-	for {
-		select {
-		case e, ok := <-w.ResultChan():
-			if !ok {
-				return append(got, "closed")
-			}
-			got = append(got, summarise(t, e))
-		default:
-			return got
-		}
-	}
-}
-
 // labelled returns pod(name) with the label app=app on node node.
 func labelled(name, app, node string) *v1.Pod {
 	p := pod(name)
@@ -192,7 +166,7 @@ func TestFakeControllerSource_WritesCheckLikeAnAPIServer(t *testing.T) {
 				}
 				if tc.wantEvent != nil {
 					synctest.Wait()
-					if diff := cmp.Diff(tc.wantEvent, drainAll(t, w)); diff != "" {
+					if diff := cmp.Diff(tc.wantEvent, drain(t, w)); diff != "" {
 						t.Errorf("events (-want +got):\n%s", diff)
 					}
 				}
@@ -287,7 +261,7 @@ func TestFakeControllerSource_ExpireEndsWatchesWith410AndHidesItsChanges(t *test
 					t.Errorf("Expire: error = %v, want one: %v", err, tc.wantErr)
 				}
 				synctest.Wait()
-				if diff := cmp.Diff(tc.wantWatch, drainAll(t, w)); diff != "" {
+				if diff := cmp.Diff(tc.wantWatch, drain(t, w)); diff != "" {
 					t.Errorf("watch open during Expire (-want +got):\n%s", diff)
 				}
 				if _, err := f.Watch(metav1.ListOptions{ResourceVersion: "2"}); !isExpired(err) {
@@ -332,7 +306,7 @@ func TestFakeControllerSource_DropWatchesKeepsTheHistory(t *testing.T) {
 		}
 		f.Add(pod("b"))
 		synctest.Wait()
-		if diff := cmp.Diff([]string{"closed"}, drainAll(t, w1)); diff != "" {
+		if diff := cmp.Diff([]string{"closed"}, drain(t, w1)); diff != "" {
 			t.Errorf("dropped watch (-want +got):\n%s", diff)
 		}
 		resumed, err := f.Watch(metav1.ListOptions{ResourceVersion: "1"})
@@ -341,7 +315,7 @@ func TestFakeControllerSource_DropWatchesKeepsTheHistory(t *testing.T) {
 		}
 		defer resumed.Stop()
 		synctest.Wait()
-		if diff := cmp.Diff([]string{"ADDED b@2"}, drainAll(t, resumed)); diff != "" {
+		if diff := cmp.Diff([]string{"ADDED b@2"}, drain(t, resumed)); diff != "" {
 			t.Errorf("resumed watch (-want +got):\n%s", diff)
 		}
 		if st := f.Stats(); st.WatchesEnded != 1 || st.Watches != 3 {
@@ -458,7 +432,7 @@ func TestFakeControllerSource_Selectors(t *testing.T) {
 				f.Modify(labelled("a", "web", "n1"))
 				f.Modify(labelled("b", "db", "n2"))
 				synctest.Wait()
-				if diff := cmp.Diff(tc.wantWatch, drainAll(t, w)); diff != "" {
+				if diff := cmp.Diff(tc.wantWatch, drain(t, w)); diff != "" {
 					t.Errorf("watch (-want +got):\n%s", diff)
 				}
 			})
@@ -482,7 +456,7 @@ func TestFakeControllerSource_StreamingListHonoursSelectors(t *testing.T) {
 		defer w.Stop()
 		var got []string
 		for range 2 {
-			got = append(got, summarise(t, <-w.ResultChan()))
+			got = append(got, describe(t, <-w.ResultChan()))
 		}
 		if diff := cmp.Diff([]string{"ADDED a@1", "BOOKMARK @2"}, got); diff != "" {
 			t.Errorf("streaming list (-want +got):\n%s", diff)

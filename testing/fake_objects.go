@@ -15,6 +15,13 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
+// Len returns the number of objects the source holds.
+func (f *FakeControllerSource) Len() int {
+	f.lock.RLock()
+	defer f.lock.RUnlock()
+	return len(f.Items)
+}
+
 // Get returns a copy of the object namespace/name, and whether there is
 // one.
 func (f *FakeControllerSource) Get(namespace, name string) (runtime.Object, bool) {
