@@ -3,92 +3,84 @@ package compat_test
 import (
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer/json"
-	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
+
+	framework "github.com/kcache/cache/testing"
 )
 
-// seenRequest is what fakeAPIServer recorded of one request.
+// seenRequest is what podServer recorded of one request.
 type seenRequest struct {
 	Path  string
 	Query url.Values
 }
 
-// fakeAPIServer answers GETs on the pods collection the way kube-apiserver
-// does on the wire: a JSON PodList for a list, and for ?watch=true a stream
-// of JSON-encoded metav1.WatchEvents that stays open until the client goes.
-type fakeAPIServer struct {
-	t      *testing.T
-	list   *v1.PodList
+// podServer is the module's simulated API server (the testing package's
+// FakeControllerSource, served over HTTP by its HTTPHandler) holding Pods,
+// with a record of the requests it got.
+type podServer struct {
+	src *framework.FakeControllerSource
+	// events are the changes made after the first two Pods were added
+	// (from resource version 2 on), as a watch from there gets them.
 	events []watch.Event
+	http   http.Handler
 
 	mu   sync.Mutex // guards seen
 	seen []seenRequest
 }
 
-// podCodec encodes objects as v1 JSON with apiVersion and kind set, like
-// the server does.
-var podCodec = scheme.Codecs.LegacyCodec(v1.SchemeGroupVersion)
+// newPodServer returns a server holding Pods a (node-1) and b (node-2) at
+// resource versions 1 and 2, then changed three times: c added on node-1
+// (3), a moved to node-3 (4), b deleted (5).
+func newPodServer(t *testing.T) *podServer {
+	src := framework.NewFakeControllerSourceWithOptions(framework.FakeControllerSourceOptions{
+		NewList: func() runtime.Object { return &v1.PodList{} },
+	})
+	t.Cleanup(src.Shutdown)
+	src.Add(pod("a", "node-1", ""))
+	src.Add(pod("b", "node-2", ""))
+	s := &podServer{
+		src: src,
+		events: []watch.Event{
+			{Type: watch.Added, Object: pod("c", "node-1", "")},
+			{Type: watch.Modified, Object: pod("a", "node-3", "")},
+			{Type: watch.Deleted, Object: pod("b", "node-2", "")},
+		},
+		// client-go's scheme encodes v1 JSON with apiVersion and kind set,
+		// like kube-apiserver.
+		http: framework.HTTPHandler{Source: src, Encoder: scheme.Codecs.LegacyCodec(v1.SchemeGroupVersion)},
+	}
+	for _, e := range s.events {
+		src.Change(e, 1) // sets each event object's resource version
+	}
+	return s
+}
 
-// frameEncoder encodes the watch event envelopes.
-var frameEncoder = json.NewSerializerWithOptions(json.DefaultMetaFactory, nil, nil, json.SerializerOptions{})
+// list is what a list of every Pod returns now.
+func (s *podServer) list(t *testing.T) *v1.PodList {
+	t.Helper()
+	list, err := s.src.List(metav1ListAll)
+	if err != nil {
+		t.Fatalf("listing the source: %v", err)
+	}
+	return list.(*v1.PodList)
+}
 
-func (s *fakeAPIServer) requests() []seenRequest {
+func (s *podServer) requests() []seenRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]seenRequest(nil), s.seen...)
 }
 
-func (s *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP records the request and hands it to the simulated server.
+func (s *podServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.seen = append(s.seen, seenRequest{Path: r.URL.Path, Query: r.URL.Query()})
 	s.mu.Unlock()
-	if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/pods") {
-		http.Error(w, "unexpected request "+r.Method+" "+r.URL.Path, http.StatusNotFound)
-		return
-	}
-	if r.URL.Query().Get("watch") == "true" {
-		s.serveWatch(w, r)
-		return
-	}
-	body, err := runtime.Encode(podCodec, s.list)
-	if err != nil {
-		s.t.Errorf("encoding the list: %v", err)
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(body)
-}
-
-func (s *fakeAPIServer) serveWatch(w http.ResponseWriter, r *http.Request) {
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		s.t.Errorf("response writer cannot flush")
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	enc := streaming.NewEncoder(w, frameEncoder)
-	for _, ev := range s.events {
-		raw, err := runtime.Encode(podCodec, ev.Object)
-		if err != nil {
-			s.t.Errorf("encoding a watch event object: %v", err)
-			return
-		}
-		frame := &metav1.WatchEvent{Type: string(ev.Type), Object: runtime.RawExtension{Raw: raw}}
-		if err := enc.Encode(frame); err != nil {
-			return // the client went away
-		}
-		flusher.Flush()
-	}
-	<-r.Context().Done()
+	s.http.ServeHTTP(w, r)
 }

@@ -36,7 +36,7 @@ func pod(name, node, rv string) *v1.Pod {
 
 // startAPIServer serves srv over HTTP and returns a real clientset talking
 // to it; everything is torn down when the test ends.
-func startAPIServer(t *testing.T, srv *fakeAPIServer) *kubernetes.Clientset {
+func startAPIServer(t *testing.T, srv *podServer) *kubernetes.Clientset {
 	t.Helper()
 	ts := httptest.NewServer(srv)
 	httpClient := ts.Client()
@@ -51,20 +51,8 @@ func startAPIServer(t *testing.T, srv *fakeAPIServer) *kubernetes.Clientset {
 	return clientset
 }
 
-func newPodServer(t *testing.T) *fakeAPIServer {
-	return &fakeAPIServer{
-		t: t,
-		list: &v1.PodList{
-			ListMeta: metav1.ListMeta{ResourceVersion: "10"},
-			Items:    []v1.Pod{*pod("a", "node-1", "8"), *pod("b", "node-2", "9")},
-		},
-		events: []watch.Event{
-			{Type: watch.Added, Object: pod("c", "node-1", "11")},
-			{Type: watch.Modified, Object: pod("a", "node-3", "12")},
-			{Type: watch.Deleted, Object: pod("b", "node-2", "13")},
-		},
-	}
-}
+// metav1ListAll lists everything, as the tests' lists do.
+var metav1ListAll = metav1.ListOptions{}
 
 func TestNewListWatchFromClient_ListsOverTheWire(t *testing.T) {
 	tests := map[string]struct {
@@ -115,7 +103,7 @@ func TestNewListWatchFromClient_ListsOverTheWire(t *testing.T) {
 			if !ok {
 				t.Fatalf("list returned %T, want *v1.PodList", got)
 			}
-			if diff := cmp.Diff(srv.list, list); diff != "" {
+			if diff := cmp.Diff(srv.list(t), list); diff != "" {
 				t.Errorf("list (-want +got):\n%s", diff)
 			}
 			want := []seenRequest{{Path: tc.wantPath, Query: tc.wantQuery}}
@@ -142,7 +130,7 @@ func TestNewListWatchFromClient_WatchesOverTheWire(t *testing.T) {
 			},
 			wantPath: "/api/v1/namespaces/ns1/pods",
 			wantQuery: url.Values{
-				"watch": {"true"}, "resourceVersion": {"10"}, "allowWatchBookmarks": {"true"},
+				"watch": {"true"}, "resourceVersion": {"2"}, "allowWatchBookmarks": {"true"},
 				"fieldSelector": {"spec.nodeName=node-1"},
 			},
 		},
@@ -152,7 +140,7 @@ func TestNewListWatchFromClient_WatchesOverTheWire(t *testing.T) {
 				return lw.WatchWithContext(context.Background(), o)
 			},
 			wantPath:  "/api/v1/pods",
-			wantQuery: url.Values{"watch": {"true"}, "resourceVersion": {"10"}, "allowWatchBookmarks": {"true"}},
+			wantQuery: url.Values{"watch": {"true"}, "resourceVersion": {"2"}, "allowWatchBookmarks": {"true"}},
 		},
 	}
 	for name, tc := range tests {
@@ -161,7 +149,7 @@ func TestNewListWatchFromClient_WatchesOverTheWire(t *testing.T) {
 			clientset := startAPIServer(t, srv)
 			lw := cache.NewListWatchFromClient(clientset.CoreV1().RESTClient(), "pods", tc.namespace, tc.selector)
 
-			w, err := tc.watch(lw, metav1.ListOptions{ResourceVersion: "10", AllowWatchBookmarks: true})
+			w, err := tc.watch(lw, metav1.ListOptions{ResourceVersion: "2", AllowWatchBookmarks: true})
 			if err != nil {
 				t.Fatalf("watch: %v", err)
 			}
@@ -220,7 +208,7 @@ func TestNewListWatchFromClient_ContextReachesTheRequest(t *testing.T) {
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	w, err := lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: "10"})
+	w, err := lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: "2"})
 	if err != nil {
 		t.Fatalf("watch: %v", err)
 	}

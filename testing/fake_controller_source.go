@@ -10,11 +10,17 @@
 // bookmarks to the watches that asked for them, and Compact discards the
 // change history as etcd's compaction does.
 //
-// NewFakeControllerSourceWithOptions turns on more of the server: paginated
-// lists with continue tokens, and a bounded watch cache (see
-// FakeControllerSourceOptions). With those, and FaultyListerWatcher in
-// front for the failures of a real server and network, the fake is the one
-// simulated API server this module's tests, soak and benchmarks use.
+// NewFakeControllerSourceWithOptions turns on more of the server:
+// paginated lists with continue tokens, a bounded watch cache, label and
+// field selectors, typed lists, refusing streaming lists, and cheap object
+// hand-out for benchmarks (see FakeControllerSourceOptions). Every source
+// also takes checked writes (Create, Update, Remove, Get, with the API
+// errors of kube-apiserver), misbehaves on request (DropWatches closes the
+// open watches, Expire ends them with 410 and compacts), counts what it
+// served (Stats) and can be served over HTTP to a real client
+// (HTTPHandler). With FaultyListerWatcher in front for the random failures
+// of a real server and network, it is the one simulated API server of this
+// module's tests, soak, benchmarks, examples and compatibility tests.
 package framework
 
 import (
@@ -123,6 +129,18 @@ type FakeControllerSource struct {
 	broken error
 	// shutDown is set by Shutdown.
 	shutDown bool
+	// byName maps each live object's namespace and name to its key in
+	// Items (the newest, should two UIDs share a name): what Get, Create,
+	// Update and Remove look objects up by.
+	byName map[types.NamespacedName]nnu
+	// watches are the open watches, so that DropWatches, Expire and
+	// ResetWatch can count and forget them and WaitForWatches can see them.
+	watches map[*sourceWatch]struct{}
+	// watchesChanged is closed, and replaced, whenever a watch opens.
+	watchesChanged chan struct{}
+
+	// stats counts what the source served; atomic, so outside lock.
+	stats sourceCounters
 }
 
 // change is one recorded change.
@@ -176,6 +194,9 @@ func (f *FakeControllerSource) init(example runtime.Object) {
 	f.Items = map[nnu]runtime.Object{}
 	f.Broadcaster = newBroadcaster()
 	f.example = example
+	f.byName = map[types.NamespacedName]nnu{}
+	f.watches = map[*sourceWatch]struct{}{}
+	f.watchesChanged = make(chan struct{})
 }
 
 func newBroadcaster() *watch.Broadcaster {
@@ -227,7 +248,9 @@ func (f *FakeControllerSource) DeleteDropWatch(lastValue runtime.Object) {
 func (f *FakeControllerSource) Change(e watch.Event, watchProbability float64) {
 	f.publishMu.Lock()
 	defer f.publishMu.Unlock()
-	b, sent, ok := f.record(e)
+	f.lock.Lock()
+	b, sent, ok := f.recordLocked(e)
+	f.lock.Unlock()
 	if ok && rand.Float64() < watchProbability {
 		// An error here means the broadcaster was shut down, and so were
 		// all the watches that could have received the event.
@@ -235,11 +258,9 @@ func (f *FakeControllerSource) Change(e watch.Event, watchProbability float64) {
 	}
 }
 
-// record applies e to the state and returns the broadcaster to send on and
-// the event to send. Caller holds publishMu; record takes lock for writing.
-func (f *FakeControllerSource) record(e watch.Event) (*watch.Broadcaster, watch.Event, bool) {
-	f.lock.Lock()
-	defer f.lock.Unlock()
+// recordLocked applies e to the state and returns the broadcaster to send
+// on and the event to send. Caller holds publishMu, and lock for writing.
+func (f *FakeControllerSource) recordLocked(e watch.Event) (*watch.Broadcaster, watch.Event, bool) {
 	if f.shutDown {
 		klog.Background().V(2).Info("Fake controller source is shut down; change ignored", "type", e.Type)
 		return nil, watch.Event{}, false
@@ -254,18 +275,65 @@ func (f *FakeControllerSource) record(e watch.Event) (*watch.Broadcaster, watch.
 		return nil, watch.Event{}, false
 	}
 	f.lastRV++
-	accessor.SetResourceVersion(strconv.Itoa(f.lastRV))
-	stored := watch.Event{Type: e.Type, Object: e.Object.DeepCopyObject()}
+	setResourceVersion(accessor, f.lastRV)
+	stored := watch.Event{Type: e.Type, Object: f.keep(e.Object)}
 	f.example = stored.Object
 	key := nnu{namespace: accessor.GetNamespace(), name: accessor.GetName(), uid: accessor.GetUID()}
+	name := types.NamespacedName{Namespace: key.namespace, Name: key.name}
 	f.retainLocked(change{event: stored, prev: f.Items[key]})
 	switch e.Type {
 	case watch.Added, watch.Modified:
 		f.Items[key] = stored.Object
+		f.byName[name] = key
 	case watch.Deleted:
 		delete(f.Items, key)
+		if f.byName[name] == key {
+			delete(f.byName, name)
+		}
 	}
-	return f.Broadcaster, copyEvent(stored), true
+	return f.Broadcaster, f.handOutEvent(stored), true
+}
+
+// setResourceVersion writes rv into an object's metadata, without
+// allocating when it already carries it (as a benchmark's prepared
+// objects do).
+func setResourceVersion(accessor metav1.Object, rv int) {
+	var buf [20]byte
+	text := strconv.AppendInt(buf[:0], int64(rv), 10)
+	if accessor.GetResourceVersion() != string(text) {
+		accessor.SetResourceVersion(string(text))
+	}
+}
+
+// keep returns what the source stores for obj: a deep copy, or obj itself
+// when the source shares objects or hands them out through HandOut.
+func (f *FakeControllerSource) keep(obj runtime.Object) runtime.Object {
+	if f.opts.ShareObjects || f.opts.HandOut != nil {
+		return obj
+	}
+	return obj.DeepCopyObject()
+}
+
+// handOut returns what a list gives out for a stored object: a deep copy,
+// the object itself when the source shares objects, or HandOut's result.
+func (f *FakeControllerSource) handOut(stored runtime.Object) runtime.Object {
+	switch {
+	case f.opts.HandOut != nil:
+		return f.opts.HandOut(stored)
+	case f.opts.ShareObjects:
+		return stored
+	}
+	return stored.DeepCopyObject()
+}
+
+// handOutEvent returns e as the source queues it for watches: with a deep
+// copy of its object, or with the object itself when the source shares
+// objects or applies HandOut as each watch delivers it (see relay).
+func (f *FakeControllerSource) handOutEvent(e watch.Event) watch.Event {
+	if f.opts.ShareObjects || f.opts.HandOut != nil {
+		return e
+	}
+	return watch.Event{Type: e.Type, Object: e.Object.DeepCopyObject()}
 }
 
 // retainLocked appends c to the history and drops what the watch cache
@@ -286,16 +354,15 @@ func (f *FakeControllerSource) oldestLocked() int {
 	return f.lastRV - len(f.changes)
 }
 
-// copyEvent returns e with a deep copy of its object.
-func copyEvent(e watch.Event) watch.Event {
-	return watch.Event{Type: e.Type, Object: e.Object.DeepCopyObject()}
-}
-
 // List returns a *v1.List of copies of the current objects, ordered by
 // namespace, name and UID, with the resource version of the newest change.
 // It fails with ListError when that is set. options are ignored unless the
-// source pages lists (FakeControllerSourceOptions.Paging).
+// source pages lists or honours selectors (FakeControllerSourceOptions),
+// and the list type is FakeControllerSourceOptions.NewList's when set.
 func (f *FakeControllerSource) List(options metav1.ListOptions) (runtime.Object, error) {
+	if f.opts.NewList != nil {
+		return f.listAs(f.opts.NewList(), options)
+	}
 	return f.listAs(&v1.List{}, options)
 }
 
@@ -315,6 +382,10 @@ func (f *FakePVCControllerSource) List(options metav1.ListOptions) (runtime.Obje
 // objects and the current resource version, or with the page options ask
 // for when the source pages lists.
 func (f *FakeControllerSource) listAs(list runtime.Object, options metav1.ListOptions) (runtime.Object, error) {
+	sel, err := f.selectorFor(options)
+	if err != nil {
+		return nil, err
+	}
 	f.lock.RLock()
 	defer f.lock.RUnlock()
 	if err := f.usableLocked(); err != nil {
@@ -323,10 +394,16 @@ func (f *FakeControllerSource) listAs(list runtime.Object, options metav1.ListOp
 	if f.ListError != nil {
 		return nil, f.ListError
 	}
-	if f.opts.Paging {
-		return f.pageLocked(list, options)
+	f.stats.listPages.Add(1)
+	if options.Continue == "" {
+		f.stats.lists.Add(1)
 	}
-	if err := meta.SetList(list, f.snapshotLocked()); err != nil {
+	if f.opts.Paging {
+		list, err := f.pageLocked(list, options, sel)
+		f.stats.countGone(err)
+		return list, err
+	}
+	if err := meta.SetList(list, f.snapshotLocked(sel)); err != nil {
 		return nil, fmt.Errorf("listing: %w", err)
 	}
 	listMeta, err := meta.ListAccessor(list)
@@ -346,19 +423,28 @@ func (f *FakeControllerSource) usableLocked() error {
 	return f.broken
 }
 
-// snapshotLocked returns copies of the current objects in key order.
-// Caller holds lock, in either mode.
-func (f *FakeControllerSource) snapshotLocked() []runtime.Object {
-	keys := make([]nnu, 0, len(f.Items))
-	for k := range f.Items {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, compareKeys)
+// snapshotLocked returns copies of the current objects sel selects, in
+// key order. Caller holds lock, in either mode.
+func (f *FakeControllerSource) snapshotLocked(sel selector) []runtime.Object {
+	keys := sortedKeys(f.Items, sel)
 	objs := make([]runtime.Object, len(keys))
 	for i, k := range keys {
-		objs[i] = f.Items[k].DeepCopyObject()
+		objs[i] = f.handOut(f.Items[k])
 	}
 	return objs
+}
+
+// sortedKeys returns the keys of the objects of state that sel selects, in
+// key order.
+func sortedKeys(state map[nnu]runtime.Object, sel selector) []nnu {
+	keys := make([]nnu, 0, len(state))
+	for k, obj := range state {
+		if sel.matches(obj) {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, compareKeys)
+	return keys
 }
 
 // Watch opens a watch. With options.SendInitialEvents set to true it serves
@@ -373,27 +459,40 @@ func (f *FakeControllerSource) snapshotLocked() []runtime.Object {
 // N newer than the current version a "too large resource version" API
 // error, the errors a reflector reacts to by listing again.
 func (f *FakeControllerSource) Watch(options metav1.ListOptions) (watch.Interface, error) {
+	sel, err := f.selectorFor(options)
+	if err != nil {
+		return nil, err
+	}
 	f.publishMu.Lock()
 	defer f.publishMu.Unlock()
 	f.lock.RLock()
 	b := f.Broadcaster
-	prefix, err := f.watchPrefixLocked(options)
+	prefix, err := f.watchPrefixLocked(options, sel)
 	f.lock.RUnlock()
+	f.stats.watches.Add(1)
+	if err != nil {
+		f.stats.countGone(err)
+		return nil, err
+	}
+	w, err := b.WatchWithPrefix(prefix)
 	if err != nil {
 		return nil, err
 	}
-	return b.WatchWithPrefix(prefix)
+	return f.track(f.relay(w, sel)), nil
 }
 
 // watchPrefixLocked returns the events a new watch gets before live ones.
 // Its API errors are returned unwrapped, as a client would return them.
 // Caller holds lock, in either mode, and publishMu.
-func (f *FakeControllerSource) watchPrefixLocked(options metav1.ListOptions) ([]watch.Event, error) {
+func (f *FakeControllerSource) watchPrefixLocked(options metav1.ListOptions, sel selector) ([]watch.Event, error) {
 	if err := f.usableLocked(); err != nil {
 		return nil, fmt.Errorf("watching: %w", err)
 	}
 	if options.SendInitialEvents != nil && *options.SendInitialEvents {
-		return f.initialEventsLocked(options)
+		if f.opts.RefuseStreamingLists {
+			return nil, apierrors.NewBadRequest("this source does not serve streaming lists (sendInitialEvents)")
+		}
+		return f.initialEventsLocked(options, sel)
 	}
 	rv, err := strconv.Atoi(options.ResourceVersion)
 	if err != nil || rv < 0 {
@@ -408,7 +507,7 @@ func (f *FakeControllerSource) watchPrefixLocked(options metav1.ListOptions) ([]
 	}
 	replay := make([]watch.Event, 0, missed)
 	for _, c := range f.changes[len(f.changes)-missed:] {
-		replay = append(replay, copyEvent(c.event))
+		replay = append(replay, f.handOutEvent(c.event))
 	}
 	return replay, nil
 }
@@ -416,7 +515,7 @@ func (f *FakeControllerSource) watchPrefixLocked(options metav1.ListOptions) ([]
 // initialEventsLocked returns the opening of a streaming list: an ADDED
 // event per current object, in key order, then the end-of-initial-events
 // bookmark. Caller holds lock, in either mode.
-func (f *FakeControllerSource) initialEventsLocked(options metav1.ListOptions) ([]watch.Event, error) {
+func (f *FakeControllerSource) initialEventsLocked(options metav1.ListOptions, sel selector) ([]watch.Event, error) {
 	if options.ResourceVersionMatch != "" && options.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("resourceVersionMatch %q cannot be used with sendInitialEvents", options.ResourceVersionMatch))
 	}
@@ -433,10 +532,10 @@ func (f *FakeControllerSource) initialEventsLocked(options metav1.ListOptions) (
 	if err != nil {
 		return nil, err
 	}
-	objs := f.snapshotLocked()
-	events := make([]watch.Event, 0, len(objs)+1)
-	for _, obj := range objs {
-		events = append(events, watch.Event{Type: watch.Added, Object: obj})
+	keys := sortedKeys(f.Items, sel)
+	events := make([]watch.Event, 0, len(keys)+1)
+	for _, k := range keys {
+		events = append(events, f.handOutEvent(watch.Event{Type: watch.Added, Object: f.Items[k]}))
 	}
 	return append(events, watch.Event{Type: watch.Bookmark, Object: bookmark}), nil
 }
@@ -500,6 +599,7 @@ func (f *FakeControllerSource) ResetWatch() {
 		f.Broadcaster = newBroadcaster()
 		f.changes = nil
 	}
+	f.stats.watchesEnded.Add(int64(f.forgetWatchesLocked()))
 	f.lock.Unlock()
 	// Outside lock: shutting down waits for queued events to be delivered.
 	old.Shutdown()
@@ -514,6 +614,7 @@ func (f *FakeControllerSource) Shutdown() {
 	f.lock.Lock()
 	f.shutDown = true
 	b := f.Broadcaster
+	f.forgetWatchesLocked()
 	f.lock.Unlock()
 	b.Shutdown()
 }

@@ -34,9 +34,12 @@ func pod(name string) *v1.Pod {
 }
 
 // describe summarises an event as "TYPE name@rv", enough to compare
-// sequences.
+// sequences, or "ERROR code" for an ERROR event.
 func describe(t *testing.T, e watch.Event) string {
 	t.Helper()
+	if status, ok := e.Object.(*metav1.Status); ok {
+		return fmt.Sprintf("%s %d", e.Type, status.Code)
+	}
 	m, err := meta.Accessor(e.Object)
 	if err != nil {
 		t.Fatalf("event %v has no metadata: %v", e.Type, err)

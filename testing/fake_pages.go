@@ -46,21 +46,17 @@ func decodeContinue(token string) (continueToken, error) {
 	return tok, nil
 }
 
-// pageLocked fills list with the page options ask for; see
-// FakeControllerSourceOptions.Paging. Its API errors are returned
+// pageLocked fills list with the page options ask for, of the objects sel
+// selects; see FakeControllerSourceOptions.Paging. Its API errors are returned
 // unwrapped, as a client would return them. Caller holds lock, in either
 // mode.
-func (f *FakeControllerSource) pageLocked(list runtime.Object, options metav1.ListOptions) (runtime.Object, error) {
+func (f *FakeControllerSource) pageLocked(list runtime.Object, options metav1.ListOptions, sel selector) (runtime.Object, error) {
 	rv, after, err := f.pageStartLocked(options)
 	if err != nil {
 		return nil, err
 	}
 	state := f.stateAtLocked(rv)
-	keys := make([]nnu, 0, len(state))
-	for k := range state {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, compareKeys)
+	keys := sortedKeys(state, sel)
 	start := 0
 	if after != nil {
 		start, _ = slices.BinarySearchFunc(keys, *after, compareKeys)
@@ -74,7 +70,7 @@ func (f *FakeControllerSource) pageLocked(list runtime.Object, options metav1.Li
 	}
 	objs := make([]runtime.Object, 0, end-start)
 	for _, k := range keys[start:end] {
-		objs = append(objs, state[k].DeepCopyObject())
+		objs = append(objs, f.handOut(state[k]))
 	}
 	if err := meta.SetList(list, objs); err != nil {
 		return nil, fmt.Errorf("listing: %w", err)

@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -29,6 +31,54 @@ type FakeControllerSourceOptions struct {
 	// change since the last Compact or ResetWatch. Watches already open are
 	// not affected: they get every change.
 	WatchCacheSize int
+
+	// NewList returns the empty list object List fills, such as a
+	// *v1.PodList, so that the source answers as a typed client does. Nil
+	// lists into a *v1.List.
+	NewList func() runtime.Object
+
+	// Selectors makes List, Watch and streaming lists honour the label and
+	// field selectors of their options, as kube-apiserver does; client-go's
+	// fake ignores them. A selector that does not parse is a 400 Bad
+	// Request. A watch judges each event by the object it carries (see the
+	// package doc for how that differs from kube-apiserver).
+	Selectors bool
+	// FieldsOf returns the fields an object can be selected by, such as a
+	// Pod's spec.nodeName. Nil selects by metadata.name and
+	// metadata.namespace only.
+	FieldsOf func(runtime.Object) fields.Set
+
+	// RefuseStreamingLists makes the source answer a streaming list (a
+	// Watch with SendInitialEvents) with 400 Bad Request and say so to
+	// reflectors (IsWatchListSemanticsUnSupported), as an API server older
+	// than the WatchList feature does, so that they list and page instead.
+	RefuseStreamingLists bool
+
+	// ShareObjects makes the source copy nothing: changes store the
+	// caller's object itself, and lists and watches hand out the stored
+	// objects. It is for benchmarks, so that copies cost nothing in the
+	// measurements; nobody may then modify an object once given to or
+	// received from the source.
+	ShareObjects bool
+
+	// HandOut, when set, models an API server whose responses are decoded
+	// into fresh memory: changes store the caller's object itself (the
+	// caller must not modify it afterwards), and every object a consumer
+	// gets is HandOut(stored), built when it is handed over: for each list
+	// item, and for each watch event (bookmarks included, whose object is
+	// an empty one of the stored type with a resource version and maybe
+	// an annotation) as the watch delivers it. A benchmark can so store a
+	// small form of its objects and hand out full ones. HandOut must not
+	// modify stored, should keep its name, namespace, UID, resource
+	// version and annotations, and is called from several goroutines.
+	HandOut func(stored runtime.Object) runtime.Object
+}
+
+// IsWatchListSemanticsUnSupported reports whether the source refuses
+// streaming lists (FakeControllerSourceOptions.RefuseStreamingLists); a
+// reflector asks before it tries one.
+func (f *FakeControllerSource) IsWatchListSemanticsUnSupported() bool {
+	return f.opts.RefuseStreamingLists
 }
 
 // NewFakeControllerSourceWithOptions returns an empty source whose List

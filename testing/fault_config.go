@@ -57,6 +57,12 @@ type FaultConfig struct {
 	// MaxDelay is the longest an event is held back; it must be positive
 	// when Delay is.
 	MaxDelay time.Duration
+
+	// ListDelay is how long every List call that is not failed by a fault
+	// takes to answer, on Clock: a slow server, under which paging shows.
+	// Unlike the faults it is not drawn at random; a context that ends
+	// first fails the call with the context's error.
+	ListDelay time.Duration
 }
 
 // probability returns the configured probability of k.
@@ -90,14 +96,17 @@ func (c *FaultConfig) probability(k FaultKind) float64 {
 	return 0
 }
 
-// Validate reports a probability outside [0, 1], or delays without a
-// maximum.
+// Validate reports a probability outside [0, 1], delays without a maximum,
+// or a negative list delay.
 func (c FaultConfig) Validate() error {
 	var errs []error
 	for k := range NumFaultKinds {
 		if p := c.probability(k); !(p >= 0 && p <= 1) {
 			errs = append(errs, fmt.Errorf("fault config: probability of %s is %v, want a value in [0, 1]", k, p))
 		}
+	}
+	if c.ListDelay < 0 {
+		errs = append(errs, fmt.Errorf("fault config: ListDelay is %v, want 0 or more", c.ListDelay))
 	}
 	if c.Delay > 0 && c.MaxDelay <= 0 {
 		errs = append(errs, fmt.Errorf("fault config: Delay is %v but MaxDelay is %v, want a positive maximum", c.Delay, c.MaxDelay))

@@ -140,7 +140,8 @@ func (f *FaultyListerWatcher) Watch(options metav1.ListOptions) (watch.Interface
 
 // ListWithContext lists through the wrapped source unless a fault is
 // injected instead: a 410 (on a first page, or on a page asked for with a
-// continue token), a 500 or a timeout.
+// continue token), a 500 or a timeout. A list that gets through takes
+// FaultConfig.ListDelay.
 func (f *FaultyListerWatcher) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
 	f.lists.Add(1)
 	gone := FaultListGone
@@ -150,7 +151,30 @@ func (f *FaultyListerWatcher) ListWithContext(ctx context.Context, options metav
 	if err := f.callFault(gone, FaultListInternalError, FaultListTimeout, "list"); err != nil {
 		return nil, err
 	}
-	return f.list(ctx, options)
+	list, err := f.list(ctx, options)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.listDelay(ctx); err != nil {
+		return nil, err
+	}
+	return list, nil
+}
+
+// listDelay waits FaultConfig.ListDelay on the clock while injection is
+// enabled, or until ctx ends.
+func (f *FaultyListerWatcher) listDelay(ctx context.Context) error {
+	if f.cfg.ListDelay <= 0 || f.disabled.Load() {
+		return nil
+	}
+	t := f.cfg.Clock.NewTimer(f.cfg.ListDelay)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("list delayed by the fault injector: %w", ctx.Err())
+	}
 }
 
 // WatchWithContext opens a watch on the wrapped source unless a fault is

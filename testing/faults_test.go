@@ -483,6 +483,7 @@ func TestFaultConfig_Validate(t *testing.T) {
 		{"above one", framework.FaultConfig{WatchGone: 1.5}, "probability of watchGone is 1.5"},
 		{"negative", framework.FaultConfig{Bookmark: -0.1}, "probability of bookmark is -0.1"},
 		{"delay without maximum", framework.FaultConfig{Delay: 0.5}, "MaxDelay is 0s"},
+		{"negative list delay", framework.FaultConfig{ListDelay: -time.Second}, "ListDelay is -1s"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -544,4 +545,45 @@ func TestFaultyListerWatcher_StreamingListGetsBookmarksOnlyWhenLive(t *testing.T
 			t.Errorf("events (-want +got):\n%s", diff)
 		}
 	})
+}
+
+func TestFaultyListerWatcher_ListDelayWaitsOnTheClock(t *testing.T) {
+	tests := map[string]struct {
+		delay    time.Duration
+		disabled bool
+		cancel   bool
+		wantWait time.Duration
+		wantErr  error
+	}{
+		"no delay":                  {},
+		"a delay":                   {delay: 3 * time.Second, wantWait: 3 * time.Second},
+		"a delay while disabled":    {delay: 3 * time.Second, disabled: true},
+		"a context that ends first": {delay: time.Hour, cancel: true, wantWait: time.Minute, wantErr: context.DeadlineExceeded},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			// Inside the bubble the real clock is synctest's fake one: time
+			// moves only when every goroutine waits.
+			synctest.Test(t, func(t *testing.T) {
+				src := sourceWithPods(1, false)
+				defer src.Shutdown()
+				f := framework.NewFaultyListerWatcher(src, framework.FaultConfig{ListDelay: tc.delay})
+				f.SetEnabled(!tc.disabled)
+				ctx := context.Background()
+				if tc.cancel {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, time.Minute)
+					defer cancel()
+				}
+				start := time.Now()
+				_, err := f.ListWithContext(ctx, metav1.ListOptions{})
+				if !errors.Is(err, tc.wantErr) {
+					t.Errorf("List: error = %v, want %v", err, tc.wantErr)
+				}
+				if waited := time.Since(start); waited != tc.wantWait {
+					t.Errorf("List took %v, want %v", waited, tc.wantWait)
+				}
+			})
+		})
+	}
 }

@@ -2,12 +2,11 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
 
-	"k8s.io/apimachinery/pkg/watch"
+	framework "github.com/kcache/cache/testing"
 )
 
 // NewFanoutHandlers returns n counting handlers that expect one add per
@@ -24,39 +23,40 @@ func NewFanoutHandlers(fx *Fixture, n int) []*CountingHandler {
 }
 
 // TimeFanout measures the fan-out workload on an informer that is already
-// running over lw and feeds hs, and whose stop function is stop: it waits
-// for the initial sync, then times the fixture's Modified events from the
+// running over src (a NewPodSource of the fixture's informer pods), feeds
+// hs and stops when stop is called: it waits for the initial sync and the
+// informer's watch, then times the fixture's Modified events from the
 // first pushed until every handler saw each pod's last version, reports
 // events/s and the fewest notifications a handler received, and fails if
 // any handler missed one. Every library's driver shares it, so all are
 // timed and counted alike.
-func TimeFanout(ctx context.Context, b *B, fx *Fixture, lw *FakeLW, hs []*CountingHandler, stop func()) (err error) {
+func TimeFanout(ctx context.Context, b *B, fx *Fixture, src *framework.FakeControllerSource, hs []*CountingHandler, stop func()) (err error) {
 	events := fx.InformerEvents()
 	for _, h := range hs {
 		if err := h.WaitAdds(ctx); err != nil {
 			return fmt.Errorf("initial sync: %w", err)
 		}
 	}
-	w, err := lw.ReadyWatch(ctx)
-	if err != nil {
+	if err := src.WaitForWatches(ctx, 1); err != nil {
 		return fmt.Errorf("wait for watch: %w", err)
 	}
 	runtime.GC()
 	b.ResetTimer()
 	b.StartTimer()
-	fed := make(chan error, 1)
+	fed := make(chan struct{})
 	go func() {
+		defer close(fed)
 		for _, p := range events {
-			if err := w.Send(ctx, watch.Event{Type: watch.Modified, Object: p}); err != nil {
-				fed <- fmt.Errorf("push event: %w", err)
-				return
-			}
+			// The source gives each its next resource version, which is
+			// the one the fixture wrote in it.
+			src.Modify(p)
 		}
-		fed <- nil
 	}()
 	defer func() {
+		// Stopping the informer stops its watch, which unblocks a feeder
+		// waiting on it.
 		stop()
-		err = errors.Join(err, <-fed)
+		<-fed
 	}()
 	for _, h := range hs {
 		if err := h.WaitFinal(ctx); err != nil {

@@ -16,6 +16,7 @@ import (
 	kcache "github.com/kcache/cache"
 	"github.com/kcache/cache/bench/internal/harness"
 	"github.com/kcache/cache/clientgo"
+	framework "github.com/kcache/cache/testing"
 )
 
 // Names of the two libraries in reports.
@@ -31,7 +32,7 @@ type informer interface {
 }
 
 // builder makes an informer over lw with handlers registered.
-type builder func(lw *harness.FakeLW, handlers []*harness.CountingHandler) (informer, error)
+type builder func(lw *framework.FakeControllerSource, handlers []*harness.CountingHandler) (informer, error)
 
 type nativeInformer struct{ kcache.SharedIndexInformer }
 
@@ -41,7 +42,7 @@ type bridgeInformer struct{ toolscache.SharedIndexInformer }
 
 func (b bridgeInformer) list() []interface{} { return b.GetIndexer().List() }
 
-func buildNative(lw *harness.FakeLW, handlers []*harness.CountingHandler) (informer, error) {
+func buildNative(lw *framework.FakeControllerSource, handlers []*harness.CountingHandler) (informer, error) {
 	inf := kcache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, kcache.Indexers{kcache.NamespaceIndex: kcache.MetaNamespaceIndexFunc})
 	for _, h := range handlers {
 		if _, err := inf.AddEventHandler(h); err != nil {
@@ -51,7 +52,7 @@ func buildNative(lw *harness.FakeLW, handlers []*harness.CountingHandler) (infor
 	return nativeInformer{inf}, nil
 }
 
-func buildBridge(lw *harness.FakeLW, handlers []*harness.CountingHandler) (informer, error) {
+func buildBridge(lw *framework.FakeControllerSource, handlers []*harness.CountingHandler) (informer, error) {
 	inf := clientgo.NewSharedIndexInformer(lw, &v1.Pod{}, 0, toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc})
 	for _, h := range handlers {
 		if _, err := inf.AddEventHandler(h); err != nil {
@@ -78,14 +79,10 @@ func library(name string, build builder) harness.Library {
 	}
 }
 
-// lwFor returns a fake ListerWatcher serving the fixture's informer pods.
-func lwFor(fx *harness.Fixture) *harness.FakeLW {
-	pods := fx.InformerPods()
-	return harness.NewFakeLW(harness.Snapshot{
-		Len:  len(pods),
-		RV:   fx.InformerListRV(),
-		Fill: func(dst *v1.Pod, i int) { *dst = *pods[i] },
-	}, true)
+// sourceFor returns a simulated API server serving the fixture's informer
+// pods; the caller shuts it down.
+func sourceFor(fx *harness.Fixture) *framework.FakeControllerSource {
+	return harness.NewPodSource(fx.InformerPods(), true)
 }
 
 // start runs inf until the returned stop is called; stop waits for it.
@@ -107,14 +104,15 @@ func fanout(build builder, n int) func(*harness.B, *harness.Fixture) error {
 		ctx, cancel := context.WithTimeout(context.Background(), fx.Sizes.Timeout)
 		defer cancel()
 		hs := harness.NewFanoutHandlers(fx, n)
-		lw := lwFor(fx)
-		inf, err := build(lw, hs)
+		src := sourceFor(fx)
+		defer src.Shutdown()
+		inf, err := build(src, hs)
 		if err != nil {
 			return err
 		}
 		stop := start(ctx, inf)
 		defer stop()
-		return harness.TimeFanout(ctx, b, fx, lw, hs, stop)
+		return harness.TimeFanout(ctx, b, fx, src, hs, stop)
 	}
 }
 
@@ -130,7 +128,9 @@ func list(build builder) func(*harness.B, *harness.Fixture) error {
 		ctx, cancel := context.WithTimeout(context.Background(), fx.Sizes.Timeout)
 		defer cancel()
 		h := harness.NewCountingHandler(len(fx.InformerPods()), 0)
-		inf, err := build(lwFor(fx), []*harness.CountingHandler{h})
+		src := sourceFor(fx)
+		defer src.Shutdown()
+		inf, err := build(src, []*harness.CountingHandler{h})
 		if err != nil {
 			return err
 		}

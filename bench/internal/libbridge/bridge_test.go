@@ -49,7 +49,9 @@ func BenchmarkList(b *testing.B) {
 	}{{NativeName, buildNative}, {BridgeName, buildBridge}} {
 		b.Run(c.name, func(b *testing.B) {
 			h := harness.NewCountingHandler(len(fx.InformerPods()), 0)
-			inf, err := c.build(lwFor(fx), []*harness.CountingHandler{h})
+			src := sourceFor(fx)
+			defer src.Shutdown()
+			inf, err := c.build(src, []*harness.CountingHandler{h})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -10,28 +10,25 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	cache "k8s.io/client-go/tools/cache"
 
 	"github.com/kcache/cache/bench/internal/harness"
+	framework "github.com/kcache/cache/testing"
 )
 
-// newInformer returns a shared index informer over a fake ListerWatcher
-// serving the fixture's informer pods, with count handlers registered.
-func newInformer(fx *harness.Fixture, handlers ...*harness.CountingHandler) (cache.SharedIndexInformer, *harness.FakeLW, error) {
-	pods := fx.InformerPods()
-	lw := harness.NewFakeLW(harness.Snapshot{
-		Len:  len(pods),
-		RV:   fx.InformerListRV(),
-		Fill: func(dst *v1.Pod, i int) { *dst = *pods[i] },
-	}, true)
-	inf := cache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, indexers())
+// newInformer returns a shared index informer over a simulated API server
+// serving the fixture's informer pods, with the handlers registered. The
+// caller shuts the server down.
+func newInformer(fx *harness.Fixture, handlers ...*harness.CountingHandler) (cache.SharedIndexInformer, *framework.FakeControllerSource, error) {
+	src := harness.NewPodSource(fx.InformerPods(), true)
+	inf := cache.NewSharedIndexInformer(src, &v1.Pod{}, 0, indexers())
 	for _, h := range handlers {
 		if _, err := inf.AddEventHandler(h); err != nil {
+			src.Shutdown()
 			return nil, nil, fmt.Errorf("add event handler: %w", err)
 		}
 	}
-	return inf, lw, nil
+	return inf, src, nil
 }
 
 // runInformer runs inf until the returned stop is called; stop waits for
@@ -60,13 +57,14 @@ func informerEvents(handlers int) func(*harness.B, *harness.Fixture) error {
 		ctx, cancel := context.WithTimeout(context.Background(), fx.Sizes.Timeout)
 		defer cancel()
 		hs := harness.NewFanoutHandlers(fx, handlers)
-		inf, lw, err := newInformer(fx, hs...)
+		inf, src, err := newInformer(fx, hs...)
 		if err != nil {
 			return err
 		}
+		defer src.Shutdown()
 		stop := runInformer(ctx, inf)
 		defer stop()
-		return harness.TimeFanout(ctx, b, fx, lw, hs, stop)
+		return harness.TimeFanout(ctx, b, fx, src, hs, stop)
 	}
 }
 
@@ -89,17 +87,17 @@ func writeRate(readers int) func(*harness.B, *harness.Fixture) error {
 		progress := make(chan struct{}, 1)
 		h := harness.NewCountingHandler(len(pods), math.MaxInt)
 		h.SignalProgress(progress, inFlight/4)
-		inf, lw, err := newInformer(fx, h)
+		inf, src, err := newInformer(fx, h)
 		if err != nil {
 			return err
 		}
+		defer src.Shutdown()
 		stop := runInformer(ctx, inf)
 		if err := h.WaitAdds(ctx); err != nil {
 			stop()
 			return fmt.Errorf("initial sync: %w", err)
 		}
-		w, err := lw.ReadyWatch(ctx)
-		if err != nil {
+		if err := src.WaitForWatches(ctx, 1); err != nil {
 			stop()
 			return fmt.Errorf("wait for watch: %w", err)
 		}
@@ -151,16 +149,10 @@ func writeRate(readers int) func(*harness.B, *harness.Fixture) error {
 						return
 					}
 				}
-				p := harness.Modified(pods[k%int64(len(pods))], rv, "")
+				// The source gives the pod its next resource version,
+				// which is rv.
+				src.Modify(harness.Modified(pods[k%int64(len(pods))], rv, ""))
 				rv++
-				if err := w.Send(ctx, watch.Event{Type: watch.Modified, Object: p}); err != nil {
-					select {
-					case <-quit:
-					default:
-						fail(fmt.Errorf("push event: %w", err))
-					}
-					return
-				}
 			}
 		})
 

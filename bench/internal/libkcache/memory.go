@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
-	"strconv"
 	"time"
 
 	cache "github.com/kcache/cache"
@@ -31,12 +30,9 @@ func memory(ctx context.Context, cfg harness.MemConfig) (harness.MemResult, erro
 	n, l := cfg.Pods, harness.ClusterLayout
 	res := harness.MemResult{Pods: n, ObjectBytes: harness.ObjectBytes(n, l)}
 
-	lw := harness.NewFakeLW(harness.Snapshot{
-		Len:  n,
-		RV:   strconv.Itoa(n),
-		Fill: func(dst *v1.Pod, i int) { l.FillPod(dst, i, uint64(i+1), 0) },
-	}, cfg.WatchList)
-	inf := cache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, indexers())
+	src := harness.NewFreshPodSource(n, l, cfg.WatchList)
+	defer src.Shutdown()
+	inf := cache.NewSharedIndexInformer(src, &v1.Pod{}, 0, indexers())
 	h := harness.NewCountingHandler(n, n)
 	if _, err := inf.AddEventHandler(h); err != nil {
 		return res, fmt.Errorf("add event handler: %w", err)
@@ -60,24 +56,12 @@ func memory(ctx context.Context, cfg harness.MemConfig) (harness.MemResult, erro
 	}
 
 	every := max(cfg.ChangedEvery, 1)
-	lw.SetSnapshot(harness.Snapshot{
-		Len: n,
-		RV:  strconv.Itoa(2 * n),
-		Fill: func(dst *v1.Pod, i int) {
-			if i%every == 0 {
-				l.FillPod(dst, i, uint64(n+1+i), 1)
-				return
-			}
-			l.FillPod(dst, i, uint64(i+1), 0)
-		},
-	})
-	w, err := lw.ReadyWatch(ctx)
-	if err != nil {
+	if err := src.WaitForWatches(ctx, 1); err != nil {
 		return res, fmt.Errorf("wait for watch: %w", err)
 	}
 	sampler = harness.StartSampler(samplePeriod)
 	start = time.Now()
-	if err = w.Expire(ctx); err == nil {
+	if err = harness.ExpireChanging(src, n, every); err == nil {
 		err = h.WaitUpdates(ctx)
 	}
 	res.RelistSeconds = time.Since(start).Seconds()

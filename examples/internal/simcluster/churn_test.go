@@ -11,6 +11,7 @@ import (
 	cache "github.com/kcache/cache"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 func podSummary(pods []*v1.Pod) []string {
@@ -53,6 +54,16 @@ func TestChurn_KeepsPopulationNearTargetAndPhasesInOrder(t *testing.T) {
 
 	ch := NewChurn(c, gen, ChurnOptions{Target: target})
 	const steps = 500
+	// Read the events as they come: the server holds back a writer whose
+	// watcher falls too far behind.
+	events := make(chan []watch.Event, 1)
+	go func() {
+		var got []watch.Event
+		for range steps {
+			got = append(got, <-w.ResultChan())
+		}
+		events <- got
+	}()
 	for range steps {
 		if err := ch.Step(); err != nil {
 			t.Fatal(err)
@@ -64,8 +75,7 @@ func TestChurn_KeepsPopulationNearTargetAndPhasesInOrder(t *testing.T) {
 	order := map[v1.PodPhase]int{v1.PodPending: 0, v1.PodRunning: 1, v1.PodSucceeded: 2, v1.PodFailed: 2}
 	last := map[string]v1.PodPhase{}
 	counts := map[string]int{}
-	for range steps {
-		ev := <-w.ResultChan()
+	for _, ev := range <-events {
 		p := ev.Object.(*v1.Pod)
 		counts[string(ev.Type)]++
 		if prev, ok := last[p.Name]; ok && order[p.Status.Phase] < order[prev] {
@@ -109,7 +119,7 @@ func TestChurn_RunMisbehavesOnSchedule(t *testing.T) {
 	go func() {
 		defer close(watching)
 		for ctx.Err() == nil {
-			w, err := c.Watch(ctx, metav1.ListOptions{ResourceVersion: "0"})
+			w, err := c.Watch(ctx, watchFromNow(c))
 			if err != nil {
 				return
 			}

@@ -1,13 +1,17 @@
-// Package simcluster is a small in-process Kubernetes API server for Pods,
-// used by the kcache demo and examples in place of a real cluster.
+// Package simcluster is a simulated Kubernetes cluster of Pods for the
+// kcache demo and examples, in place of a real one.
 //
-// A Cluster keeps a set of Pods and numbers every change with a new
-// resource version, as etcd does. It serves LIST (with pages, continue
-// tokens and label and field selectors) and WATCH (resuming from a
-// resource version, optionally as a streaming list) through ListWatch, and
-// it can misbehave on request the way real servers do: DropWatches closes
-// every open watch, and Expire ends them with "410 Gone" after changes no
-// watcher saw, so that clients must list again.
+// Its API server is the module's one simulated API server, the testing
+// package's FakeControllerSource (github.com/kcache/cache/testing), set up
+// to behave like kube-apiserver: every change takes the next resource
+// version, lists are paged with continue tokens and honour label and field
+// selectors, watches resume from a resource version or stream a list, and
+// an old resource version or continue token gets 410 Gone. A Cluster adds
+// what the demo needs on top: typed Pod writes, a list latency (through the
+// testing package's FaultyListerWatcher, so that paging shows), and
+// counts. It misbehaves on request the way real servers do: DropWatches
+// closes every open watch, and Expire ends them with 410 Gone after
+// changes no watcher saw, so that clients must list again.
 //
 // Resource versions increase but are not contiguous: Expire takes one of
 // its own, as writes to other resources would on a real server.
@@ -17,25 +21,23 @@
 package simcluster
 
 import (
-	"errors"
+	"context"
 	"fmt"
-	"slices"
-	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	cache "github.com/kcache/cache"
+	framework "github.com/kcache/cache/testing"
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
 // PodsResource is the resource a Cluster serves.
 var PodsResource = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-
-var podsGroupResource = PodsResource.GroupResource()
 
 // Options configure a Cluster. The zero value is usable.
 type Options struct {
@@ -46,10 +48,6 @@ type Options struct {
 	// that resume from an older resource version; older ones get 410
 	// Gone. Default 50,000.
 	HistoryLimit int
-	// WatchBacklogLimit is how many events a watch may fall behind by
-	// before the Cluster ends it, as an API server ends a watcher that
-	// does not keep up. Default 100,000.
-	WatchBacklogLimit int
 	// StreamingLists makes the Cluster serve streaming lists (watches with
 	// SendInitialEvents); without it the Cluster says it cannot, and
 	// clients use paginated lists.
@@ -64,133 +62,113 @@ type Stats struct {
 	ListPages int64
 	// Watches counts WATCH requests, streaming lists included.
 	Watches int64
-	// WatchesDropped counts watches ended by DropWatches.
+	// WatchesDropped counts open watches the Cluster ended, by DropWatches
+	// or Expire.
 	WatchesDropped int64
 	// Expirations counts calls to Expire.
 	Expirations int64
-	// GoneErrors counts requests answered with 410 Gone.
+	// GoneErrors counts 410 Gone answers, the ERROR events Expire sends
+	// included.
 	GoneErrors int64
-	// SlowWatchesEnded counts watches ended for falling behind.
-	SlowWatchesEnded int64
 }
 
-// Cluster is the simulated API server. It is safe for concurrent use.
+// Cluster is the simulated cluster. It is safe for concurrent use.
 type Cluster struct {
-	opts Options
-
-	// mu guards everything below it.
-	mu sync.Mutex
-	// rv is the newest resource version; each change increments it.
-	rv uint64
-	// pods holds the current state by "namespace/name".
-	pods map[string]*v1.Pod
-	// history holds the changes with a resource version above compacted,
-	// oldest first.
-	history []change
-	// compacted is the newest resource version that is no longer in
-	// history: a watch or list from an older version gets 410 Gone.
-	compacted uint64
-	// watchers are the open watches.
-	watchers map[*watcher]struct{}
-	// snapshots are the list results that continue tokens page through.
-	snapshots map[uint64]*snapshot
-	// nextSnapshot numbers snapshots.
-	nextSnapshot uint64
-	// closed is set by Close.
-	closed bool
-
-	stats struct {
-		lists, listPages, watches, dropped, expirations, gone, slow atomic.Int64
-	}
+	src *framework.FakeControllerSource
+	// lister answers LIST requests: the source, behind a fault injector
+	// that injects nothing but the list latency when there is one.
+	lister framework.ListerWatcherWithContext
+	// expirations counts Expire calls.
+	expirations atomic.Int64
 }
-
-// change is one entry of the history.
-type change struct {
-	rv  uint64
-	typ watch.EventType
-	pod *v1.Pod
-}
-
-// ErrClosed is returned by every request after Close.
-var ErrClosed = errors.New("simulated cluster is closed")
 
 // New returns an empty Cluster.
 func New(opts Options) *Cluster {
 	if opts.HistoryLimit <= 0 {
 		opts.HistoryLimit = 50000
 	}
-	if opts.WatchBacklogLimit <= 0 {
-		opts.WatchBacklogLimit = 100000
+	src := framework.NewFakeControllerSourceWithOptions(framework.FakeControllerSourceOptions{
+		Paging:               true,
+		WatchCacheSize:       opts.HistoryLimit,
+		NewList:              func() runtime.Object { return &v1.PodList{} },
+		Selectors:            true,
+		FieldsOf:             podFields,
+		RefuseStreamingLists: !opts.StreamingLists,
+	})
+	c := &Cluster{src: src, lister: sourceWithContext{src}}
+	if opts.ListLatency > 0 {
+		c.lister = framework.NewFaultyListerWatcher(src, framework.FaultConfig{ListDelay: opts.ListLatency})
 	}
-	return &Cluster{
-		opts:      opts,
-		pods:      map[string]*v1.Pod{},
-		watchers:  map[*watcher]struct{}{},
-		snapshots: map[uint64]*snapshot{},
+	return c
+}
+
+// podFields returns the fields a Pod can be selected by: metadata.name,
+// metadata.namespace, spec.nodeName and status.phase.
+func podFields(obj runtime.Object) fields.Set {
+	p, ok := obj.(*v1.Pod)
+	if !ok {
+		return fields.Set{}
 	}
+	return fields.Set{
+		"metadata.name":      p.Name,
+		"metadata.namespace": p.Namespace,
+		"spec.nodeName":      p.Spec.NodeName,
+		"status.phase":       string(p.Status.Phase),
+	}
+}
+
+// sourceWithContext gives the source the context-aware methods the fault
+// injector's interface names; the source itself needs no context.
+type sourceWithContext struct {
+	src *framework.FakeControllerSource
+}
+
+func (s sourceWithContext) ListWithContext(_ context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	return s.src.List(opts)
+}
+
+func (s sourceWithContext) WatchWithContext(_ context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	return s.src.Watch(opts)
 }
 
 // Close ends every open watch and makes every later request fail. It is
 // safe to call more than once.
-func (c *Cluster) Close() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.closed = true
-	for w := range c.watchers {
-		w.end(nil)
-	}
-	clear(c.watchers)
-}
+func (c *Cluster) Close() { c.src.Shutdown() }
 
 // Stats returns the running totals of what the Cluster served.
 func (c *Cluster) Stats() Stats {
+	st := c.src.Stats()
 	return Stats{
-		Lists:            c.stats.lists.Load(),
-		ListPages:        c.stats.listPages.Load(),
-		Watches:          c.stats.watches.Load(),
-		WatchesDropped:   c.stats.dropped.Load(),
-		Expirations:      c.stats.expirations.Load(),
-		GoneErrors:       c.stats.gone.Load(),
-		SlowWatchesEnded: c.stats.slow.Load(),
+		Lists:          st.Lists,
+		ListPages:      st.ListPages,
+		Watches:        st.Watches,
+		WatchesDropped: st.WatchesEnded,
+		Expirations:    c.expirations.Load(),
+		GoneErrors:     st.GoneErrors,
 	}
 }
 
 // ResourceVersion returns the newest resource version.
-func (c *Cluster) ResourceVersion() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return strconv.FormatUint(c.rv, 10)
-}
+func (c *Cluster) ResourceVersion() string { return c.src.ResourceVersion() }
 
 // Len returns the number of Pods.
-func (c *Cluster) Len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.pods)
-}
+func (c *Cluster) Len() int { return c.src.Len() }
 
 // Get returns a copy of the Pod namespace/name.
 func (c *Cluster) Get(namespace, name string) (*v1.Pod, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.getLocked(namespace, name)
-}
-
-func (c *Cluster) getLocked(namespace, name string) (*v1.Pod, bool) {
-	p, ok := c.pods[namespace+"/"+name]
-	if !ok {
-		return nil, false
-	}
-	return p.DeepCopy(), true
+	return asPod(c.src.Get(namespace, name))
 }
 
 // Pods returns copies of every Pod, ordered by namespace and name.
 func (c *Cluster) Pods() []*v1.Pod {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]*v1.Pod, 0, len(c.pods))
-	for _, key := range c.sortedKeysLocked() {
-		out = append(out, c.pods[key].DeepCopy())
+	list, err := c.src.List(metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	items := list.(*v1.PodList).Items
+	out := make([]*v1.Pod, len(items))
+	for i := range items {
+		out[i] = &items[i]
 	}
 	return out
 }
@@ -198,194 +176,103 @@ func (c *Cluster) Pods() []*v1.Pod {
 // Create stores a new Pod and returns it as stored, with its resource
 // version and, if it had none, a UID. A Pod of the same name is an
 // AlreadyExists error.
-func (c *Cluster) Create(pod *v1.Pod) (*v1.Pod, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.createLocked(pod, true)
-}
+func (c *Cluster) Create(pod *v1.Pod) (*v1.Pod, error) { return podResult(c.src.Create(pod)) }
 
 // Update replaces a Pod and returns it as stored. A missing Pod is a
 // NotFound error; a Pod carrying a resource version other than the stored
 // one is a Conflict error (an empty resource version skips that check).
-func (c *Cluster) Update(pod *v1.Pod) (*v1.Pod, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.updateLocked(pod, true)
-}
+func (c *Cluster) Update(pod *v1.Pod) (*v1.Pod, error) { return podResult(c.src.Update(pod)) }
 
 // Delete removes the Pod namespace/name. A missing Pod is a NotFound error.
-func (c *Cluster) Delete(namespace, name string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.deleteLocked(namespace, name, true)
-}
+func (c *Cluster) Delete(namespace, name string) error { return c.src.Remove(namespace, name) }
 
 // DropWatches closes every open watch, as a restarting API server or a
 // load balancer would, and returns how many it closed. Clients resume
 // from the last resource version they saw and miss nothing.
-func (c *Cluster) DropWatches() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := len(c.watchers)
-	for w := range c.watchers {
-		w.end(nil)
-	}
-	clear(c.watchers)
-	c.stats.dropped.Add(int64(n))
-	return n
-}
+func (c *Cluster) DropWatches() int { return c.src.DropWatches() }
 
-// Tx applies changes inside Expire; its methods are the Cluster's. It is valid only during the Expire call.
-type Tx struct{ c *Cluster }
+// Tx applies changes inside Expire; its methods are the Cluster's. It is
+// valid only during the Expire call.
+type Tx struct{ tx framework.Tx }
 
 // Get is Cluster.Get inside Expire.
-func (tx Tx) Get(namespace, name string) (*v1.Pod, bool) { return tx.c.getLocked(namespace, name) }
+func (tx Tx) Get(namespace, name string) (*v1.Pod, bool) { return asPod(tx.tx.Get(namespace, name)) }
 
 // Create is Cluster.Create inside Expire.
-func (tx Tx) Create(pod *v1.Pod) (*v1.Pod, error) { return tx.c.createLocked(pod, false) }
+func (tx Tx) Create(pod *v1.Pod) (*v1.Pod, error) { return podResult(tx.tx.Create(pod)) }
 
 // Update is Cluster.Update inside Expire.
-func (tx Tx) Update(pod *v1.Pod) (*v1.Pod, error) { return tx.c.updateLocked(pod, false) }
+func (tx Tx) Update(pod *v1.Pod) (*v1.Pod, error) { return podResult(tx.tx.Update(pod)) }
 
 // Delete is Cluster.Delete inside Expire.
-func (tx Tx) Delete(namespace, name string) error {
-	return tx.c.deleteLocked(namespace, name, false)
-}
+func (tx Tx) Delete(namespace, name string) error { return tx.tx.Remove(namespace, name) }
 
 // Expire simulates etcd compaction while clients are disconnected: it ends
 // every open watch with a 410 Gone error, applies changes (which therefore
-// no watch sees), and forgets all history and list snapshots. A client
-// resuming a watch, listing from a resource version or following a
-// continue token issued before the call gets 410 Gone and must list again
-// from the newest state; only that list shows what changes did. changes
-// may be nil.
+// no watch sees), and forgets all history. A client resuming a watch, or
+// following a continue token issued before the call, gets 410 Gone and
+// must list again from the newest state; only that list shows what
+// changes did. changes may be nil.
 func (c *Cluster) Expire(changes func(Tx) error) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.stats.expirations.Add(1)
-	for w := range c.watchers {
-		w.end(goneStatus("too old resource version: the history was compacted"))
-	}
-	clear(c.watchers)
-	var err error
+	c.expirations.Add(1)
+	var apply func(framework.Tx) error
 	if changes != nil {
-		err = changes(Tx{c})
+		apply = func(tx framework.Tx) error { return changes(Tx{tx}) }
 	}
-	// The compaction takes a resource version of its own, as writes to
-	// other resources would on a real server, so that every version handed
-	// out before is now too old, even when changes did nothing.
-	c.rv++
-	c.history = nil
-	c.compacted = c.rv
-	clear(c.snapshots)
+	return c.src.Expire(apply)
+}
+
+// ListWatch returns the Cluster's list and watch functions, the way a
+// client-go clientset is usually wrapped for an informer.
+func (c *Cluster) ListWatch() *cache.ListWatch {
+	return &cache.ListWatch{ListWithContextFunc: c.List, WatchFuncWithContext: c.Watch}
+}
+
+// ListerWatcher returns ListWatch wrapped so that it tells reflectors
+// whether the Cluster serves streaming lists (see Options.StreamingLists).
+func (c *Cluster) ListerWatcher() cache.ListerWatcher {
+	return cache.ToListWatcherWithWatchListSemantics(c.ListWatch(), c)
+}
+
+// IsWatchListSemanticsUnSupported reports whether the Cluster refuses
+// streaming lists; reflectors ask before trying one.
+func (c *Cluster) IsWatchListSemanticsUnSupported() bool {
+	return c.src.IsWatchListSemanticsUnSupported()
+}
+
+// List answers a LIST request with a *v1.PodList. With opts.Limit it
+// returns one page and a continue token for the next. A continue token
+// from before the last Expire, or too old for the history, is a 410 Gone
+// error. Every page takes Options.ListLatency.
+func (c *Cluster) List(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	return c.lister.ListWithContext(ctx, opts)
+}
+
+// Watch answers a WATCH request: from resource version N it replays the
+// changes after N, then live ones; a version older than the history is a
+// 410 Gone error. With opts.SendInitialEvents (and Options.StreamingLists)
+// it streams a list: the current Pods as ADDED, then a bookmark marked
+// "k8s.io/initial-events-end", then live changes.
+func (c *Cluster) Watch(_ context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	return c.src.Watch(opts)
+}
+
+// asPod converts a Get result.
+func asPod(obj runtime.Object, ok bool) (*v1.Pod, bool) {
+	if !ok {
+		return nil, false
+	}
+	return obj.(*v1.Pod), true
+}
+
+// podResult converts a write's result.
+func podResult(obj runtime.Object, err error) (*v1.Pod, error) {
 	if err != nil {
-		return fmt.Errorf("changes while expiring: %w", err)
+		return nil, err
 	}
-	return nil
-}
-
-func (c *Cluster) createLocked(pod *v1.Pod, notify bool) (*v1.Pod, error) {
-	if c.closed {
-		return nil, ErrClosed
-	}
-	key := pod.Namespace + "/" + pod.Name
-	if pod.Name == "" {
-		return nil, apierrors.NewBadRequest("creating a pod: name is required")
-	}
-	if _, ok := c.pods[key]; ok {
-		return nil, apierrors.NewAlreadyExists(podsGroupResource, key)
-	}
-	stored := pod.DeepCopy()
-	c.rv++
-	stored.ResourceVersion = strconv.FormatUint(c.rv, 10)
-	if stored.UID == "" {
-		stored.UID = types.UID(fmt.Sprintf("uid-%d", c.rv))
-	}
-	c.pods[key] = stored
-	c.recordLocked(watch.Added, stored, notify)
-	return stored.DeepCopy(), nil
-}
-
-func (c *Cluster) updateLocked(pod *v1.Pod, notify bool) (*v1.Pod, error) {
-	if c.closed {
-		return nil, ErrClosed
-	}
-	key := pod.Namespace + "/" + pod.Name
-	old, ok := c.pods[key]
+	p, ok := obj.(*v1.Pod)
 	if !ok {
-		return nil, apierrors.NewNotFound(podsGroupResource, key)
+		return nil, fmt.Errorf("the source stored a %T, not a Pod", obj)
 	}
-	if pod.ResourceVersion != "" && pod.ResourceVersion != old.ResourceVersion {
-		return nil, apierrors.NewConflict(podsGroupResource, key,
-			fmt.Errorf("resource version %s is not the stored %s", pod.ResourceVersion, old.ResourceVersion))
-	}
-	stored := pod.DeepCopy()
-	c.rv++
-	stored.ResourceVersion = strconv.FormatUint(c.rv, 10)
-	stored.UID = old.UID
-	c.pods[key] = stored
-	c.recordLocked(watch.Modified, stored, notify)
-	return stored.DeepCopy(), nil
-}
-
-func (c *Cluster) deleteLocked(namespace, name string, notify bool) error {
-	if c.closed {
-		return ErrClosed
-	}
-	key := namespace + "/" + name
-	old, ok := c.pods[key]
-	if !ok {
-		return apierrors.NewNotFound(podsGroupResource, key)
-	}
-	delete(c.pods, key)
-	c.rv++
-	// The deleted object carries the deletion's resource version, as a
-	// real server's DELETED event does.
-	gone := old.DeepCopy()
-	gone.ResourceVersion = strconv.FormatUint(c.rv, 10)
-	c.recordLocked(watch.Deleted, gone, notify)
-	return nil
-}
-
-// recordLocked appends a change to the history and, if notify, sends it
-// to every open watch that selects it. The caller holds c.mu.
-func (c *Cluster) recordLocked(typ watch.EventType, pod *v1.Pod, notify bool) {
-	c.history = append(c.history, change{rv: c.rv, typ: typ, pod: pod})
-	// Trim in chunks of a quarter of the limit, so that the cost of
-	// shifting the history is spread over many changes.
-	if len(c.history) > c.opts.HistoryLimit+c.opts.HistoryLimit/4 {
-		over := len(c.history) - c.opts.HistoryLimit
-		c.compacted = c.history[over-1].rv
-		clear(c.history[:over])
-		c.history = slices.Delete(c.history, 0, over)
-	}
-	if !notify {
-		return
-	}
-	for w := range c.watchers {
-		if !w.selects(pod) {
-			continue
-		}
-		if !w.send(watch.Event{Type: typ, Object: pod.DeepCopy()}) {
-			delete(c.watchers, w)
-			c.stats.slow.Add(1)
-		}
-	}
-}
-
-// sortedKeysLocked returns the keys of every Pod in order. The caller
-// holds c.mu.
-func (c *Cluster) sortedKeysLocked() []string {
-	keys := make([]string, 0, len(c.pods))
-	for key := range c.pods {
-		keys = append(keys, key)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// goneStatus is the error a server sends for a resource version it no
-// longer has.
-func goneStatus(msg string) *apierrors.StatusError {
-	return apierrors.NewResourceExpired(msg)
+	return p, nil
 }
