@@ -500,10 +500,11 @@ func (r *Reflector) drive(ctx context.Context, singleCycle bool) error {
 		prev := m.state
 		m = m.next(res.outcome)
 		logger.V(5).Info("Reflector changed state", "reflector", r.name, "from", prev, "to", m.state, "reason", res.reason)
-		if m.state == reflectorStopped && res.outcome != outcomeCanceled && res.outcome != outcomeCycleDone {
+		cycleDone := res.outcome == outcomeCycleDone || res.outcome == outcomeRelistNow
+		if m.state == reflectorStopped && res.outcome != outcomeCanceled && !cycleDone {
 			logger.Error(nil, "Reflector stopped: its state cannot produce this outcome", "reflector", r.name, "state", prev, "outcome", res.outcome)
 		}
-		if res.outcome != outcomeCycleDone {
+		if !cycleDone {
 			continue
 		}
 		c.finish()
@@ -643,6 +644,9 @@ const (
 	outcomeCycleDone
 	// outcomeCanceled: the context was canceled.
 	outcomeCanceled
+	// outcomeRelistNow: the cycle is over because its ShardedListerWatcher
+	// moved to another shard; the next one starts at once, with no backoff.
+	outcomeRelistNow
 )
 
 // stepResult is what a state's step reports.
@@ -691,9 +695,12 @@ func (m reflectorMachine) next(o stepOutcome) reflectorMachine {
 	if o == outcomeCanceled || m.state == reflectorStopped {
 		return to(reflectorStopped)
 	}
-	if o == outcomeCycleDone {
-		if m.singleCycle {
+	if o == outcomeCycleDone || o == outcomeRelistNow {
+		switch {
+		case m.singleCycle:
 			return to(reflectorStopped)
+		case o == outcomeRelistNow:
+			return to(m.entry)
 		}
 		return backOffThen(m.entry)
 	}

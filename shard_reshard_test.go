@@ -336,8 +336,11 @@ func TestShardedListerWatcher_SetShardRefusesWhatWouldCrossTheMove(t *testing.T)
 	if !ok || ev.Type != watch.Error {
 		t.Fatalf("live watch after the move: %v %v, want an error event", ev.Type, ok)
 	}
-	if err := apierrors.FromObject(ev.Object); !apierrors.IsResourceExpired(err) {
-		t.Errorf("the live watch's error is %v, want an expired resource version", err)
+	if err := apierrors.FromObject(ev.Object); !apierrors.IsResourceExpired(err) || !isShardMoved(err) {
+		t.Errorf("the live watch's error is %v, want an expired resource version marked as a move (so the Reflector relists without backing off)", err)
+	}
+	if isShardMoved(apierrors.NewResourceExpired("too old")) {
+		t.Error("a plain expired resource version passes for a move")
 	}
 	if _, ok := <-w.ResultChan(); ok {
 		t.Error("the live watch goes on after its error")
