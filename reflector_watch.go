@@ -425,6 +425,9 @@ func (r *Reflector) stepWatch(ctx context.Context, c *listWatchCycle) stepResult
 		publishRV = opts.ResourceVersion != "" && opts.ResourceVersion != "0"
 		var err error
 		if w, err = r.openWatch(ctx, opts); err != nil {
+			if isShardMoved(err) {
+				return stepResult{outcome: outcomeRelistNow, reason: "shard moved since the list"}
+			}
 			if isWatchErrorRetriable(err) {
 				logger.V(4).Info("Watch failed - backing off", "reflector", r.name, "type", r.typeDescription, "err", err)
 				return stepResult{outcome: outcomeRetryLater, reason: "watch refused"}
