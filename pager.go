@@ -274,6 +274,9 @@ func (r *Reflector) stepList(ctx context.Context) stepResult {
 	if resErr := (listResultError{}); errors.As(err, &resErr) {
 		return stepResult{outcome: outcomeCycleDone, err: resErr.err, reason: "list not understood"}
 	}
+	if isShardMoved(err) {
+		return stepResult{outcome: outcomeRelistNow, reason: "shard moved during the list"}
+	}
 	if err != nil {
 		return stepResult{outcome: outcomeCycleDone, err: fmt.Errorf("failed to list %v: %w", r.typeDescription, err), reason: "list failed"}
 	}

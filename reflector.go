@@ -504,6 +504,9 @@ const (
 	outcomeCycleDone
 	// outcomeCanceled: the context was canceled.
 	outcomeCanceled
+	// outcomeRelistNow: the cycle is over because its ShardedListerWatcher
+	// moved to another shard; the next one starts at once, with no backoff.
+	outcomeRelistNow
 )
 
 // stepResult is what a state's step reports.

@@ -69,10 +69,11 @@ func (r *Reflector) drive(ctx context.Context, singleCycle bool) error {
 		prev := m.state
 		m = m.next(res.outcome)
 		logger.V(5).Info("Reflector changed state", "reflector", r.name, "from", prev, "to", m.state, "reason", res.reason)
-		if m.state == reflectorStopped && res.outcome != outcomeCanceled && res.outcome != outcomeCycleDone {
+		cycleDone := res.outcome == outcomeCycleDone || res.outcome == outcomeRelistNow
+		if m.state == reflectorStopped && res.outcome != outcomeCanceled && !cycleDone {
 			logger.Error(nil, "Reflector stopped: its state cannot produce this outcome", "reflector", r.name, "state", prev, "outcome", res.outcome)
 		}
-		if res.outcome != outcomeCycleDone {
+		if !cycleDone {
 			continue
 		}
 		c.finish()
@@ -227,9 +228,12 @@ func (m reflectorMachine) next(o stepOutcome) reflectorMachine {
 	if o == outcomeCanceled || m.state == reflectorStopped {
 		return to(reflectorStopped)
 	}
-	if o == outcomeCycleDone {
-		if m.singleCycle {
+	if o == outcomeCycleDone || o == outcomeRelistNow {
+		switch {
+		case m.singleCycle:
 			return to(reflectorStopped)
+		case o == outcomeRelistNow:
+			return to(m.entry)
 		}
 		return backOffThen(m.entry)
 	}

@@ -380,6 +380,9 @@ func (r *Reflector) stepWatch(ctx context.Context, c *listWatchCycle) stepResult
 		publishRV = opts.ResourceVersion != "" && opts.ResourceVersion != "0"
 		var err error
 		if w, err = r.openWatch(ctx, opts); err != nil {
+			if isShardMoved(err) {
+				return stepResult{outcome: outcomeRelistNow, reason: "shard moved since the list"}
+			}
 			if isWatchErrorRetriable(err) {
 				logger.V(4).Info("Watch failed - backing off", "reflector", r.name, "type", r.typeDescription, "err", err)
 				return stepResult{outcome: outcomeRetryLater, reason: "watch refused"}
@@ -396,6 +399,9 @@ func (r *Reflector) stepWatch(ctx context.Context, c *listWatchCycle) stepResult
 		return stepResult{outcome: outcomeCanceled}
 	case err == nil:
 		return stepResult{outcome: outcomeRetryNow, reason: "watch closed"}
+	case isShardMoved(err):
+		logger.V(4).Info("Watch closed: the shard moved", "reflector", r.name, "type", r.typeDescription)
+		return stepResult{outcome: outcomeRelistNow, reason: "shard moved"}
 	case isExpiredError(err):
 		logger.V(4).Info("Watch closed", "reflector", r.name, "type", r.typeDescription, "err", err)
 		return stepResult{outcome: outcomeCycleDone, reason: "resource version expired"}

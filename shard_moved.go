@@ -58,7 +58,7 @@ func (k *shardMoveSink) movedOrDeleted(obj interface{}) interface{} {
 	if !ok || last == nil || isNilPointer(last) || k.shard.inShard(last) {
 		return obj
 	}
-	return MovedOutOfShard{Key: t.Key, Obj: t.Obj}
+	return MovedOutOfShard(t)
 }
 
 // replaced is told when a relist has replaced the store's content.

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
+	testingclock "k8s.io/utils/clock/testing"
 
 	framework "github.com/kcache/cache/testing"
 )
@@ -328,8 +330,11 @@ func TestShardedListerWatcher_SetShardRefusesWhatWouldCrossTheMove(t *testing.T)
 	if !ok || ev.Type != watch.Error {
 		t.Fatalf("live watch after the move: %v %v, want an error event", ev.Type, ok)
 	}
-	if err := apierrors.FromObject(ev.Object); !apierrors.IsResourceExpired(err) {
-		t.Errorf("the live watch's error is %v, want an expired resource version", err)
+	if err := apierrors.FromObject(ev.Object); !apierrors.IsResourceExpired(err) || !isShardMoved(err) {
+		t.Errorf("the live watch's error is %v, want an expired resource version marked as a move (so the Reflector relists without backing off)", err)
+	}
+	if isShardMoved(apierrors.NewResourceExpired("too old")) {
+		t.Error("a plain expired resource version passes for a move")
 	}
 	if _, ok := <-w.ResultChan(); ok {
 		t.Error("the live watch goes on after its error")
@@ -536,5 +541,84 @@ func TestShardedInformerFactory_SetShardMovesEveryInformer(t *testing.T) {
 
 	if err := NewInformerFactory(0).SetShard(middleHalf); err == nil {
 		t.Error("SetShard on a factory without a shard succeeded")
+	}
+}
+
+// replaceSignal is a Store that reports, after each Replace, the names it
+// was given.
+type replaceSignal struct {
+	Store
+	replaced chan []string
+}
+
+func (s replaceSignal) Replace(items []interface{}, rv string) error {
+	err := s.Store.Replace(items, rv)
+	names := make([]string, 0, len(items))
+	for _, item := range items {
+		names = append(names, item.(*v1.Pod).Name)
+	}
+	slices.Sort(names)
+	s.replaced <- names
+	return err
+}
+
+// A move is not a failure: the Reflector lists again without waiting for
+// its backoff, which on a fake clock that never advances would be forever.
+func TestReflector_ShardMoveRelistsWithoutBackoff(t *testing.T) {
+	for _, streaming := range []bool{false, true} {
+		t.Run(fmt.Sprint("streaming=", streaming), func(t *testing.T) {
+			defer setFeatureForTesting(featureWatchListClient, streaming)()
+			src := framework.NewFakeControllerSource()
+			defer src.Shutdown()
+			var first, middle []string
+			for i := range 40 {
+				p := shardPod(fmt.Sprint("p", i))
+				src.Add(p)
+				if inRange(p.Name, 0, 1<<63) {
+					first = append(first, p.Name)
+				}
+				if inMiddleHalf(p.Name) {
+					middle = append(middle, p.Name)
+				}
+			}
+			slices.Sort(first)
+			slices.Sort(middle)
+			lw, err := NewShardedListerWatcher(&shardServer{src: src, honour: true}, firstHalf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			store := replaceSignal{Store: NewStore(MetaNamespaceKeyFunc), replaced: make(chan []string, 4)}
+			clock := testingclock.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			r := NewReflectorWithOptions(lw, &v1.Pod{}, store, ReflectorOptions{Clock: clock})
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				r.RunWithContext(ctx)
+			}()
+			defer func() {
+				cancel()
+				<-done
+			}()
+			next := func(what string) []string {
+				t.Helper()
+				select {
+				case names := <-store.replaced:
+					return names
+				case <-time.After(wait.ForeverTestTimeout):
+					t.Fatalf("no %s: the Reflector waits on its backoff", what)
+					return nil
+				}
+			}
+			if d := cmp.Diff(first, next("first list")); d != "" {
+				t.Fatalf("first list (-want +got):\n%s", d)
+			}
+			if err := lw.SetShard(middleHalf); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(middle, next("relist after the move")); d != "" {
+				t.Errorf("relist after the move (-want +got):\n%s", d)
+			}
+		})
 	}
 }

@@ -53,11 +53,25 @@ func (spec *shardSpec) filterList(list runtime.Object) {
 	_ = meta.SetList(list, kept)
 }
 
+// shardMovedCause marks the expired-resource-version errors of a move, so
+// that a Reflector lists again at once instead of after its backoff: a
+// move is not a failure, and the membership guarantee counts one relist,
+// not a backoff that grows with each move.
+const shardMovedCause metav1.CauseType = "kcache.io/ShardMoved"
+
 // errShardMoved is the error a list or watch gets when it would cross a
 // move to another shard: an expired resource version, so that Reflectors
-// list again from the newest state.
+// list again from the newest state, carrying shardMovedCause.
 func errShardMoved(why string) error {
-	return apierrors.NewResourceExpired(why + "; list again under the new shard selector")
+	err := apierrors.NewResourceExpired(why + "; list again under the new shard selector")
+	err.ErrStatus.Details = &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: shardMovedCause, Message: why}}}
+	return err
+}
+
+// isShardMoved reports an error of errShardMoved, also after it travelled
+// as the Status of a watch's ERROR event.
+func isShardMoved(err error) bool {
+	return isExpiredError(err) && apierrors.HasStatusCause(err, shardMovedCause)
 }
 
 // endsInitialEvents reports the bookmark that ends a streaming list's

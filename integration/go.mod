@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/google/go-cmp v0.7.0
 	github.com/kcache/cache v0.0.0
+	github.com/kcache/cache/membership v0.0.0
 	k8s.io/api v0.37.2
 	k8s.io/apiextensions-apiserver v0.37.2
 	k8s.io/apimachinery v0.37.2
@@ -60,3 +61,5 @@ require (
 )
 
 replace github.com/kcache/cache => ../
+
+replace github.com/kcache/cache/membership => ../membership

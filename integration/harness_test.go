@@ -86,21 +86,28 @@ func start(t *testing.T, name string, inf informer, nEarly int, scope ...string)
 		s.early = append(s.early, r)
 		synced = append(synced, hs)
 	}
+	s.run(t, synced...)
+	return s
+}
+
+// run runs the informer until the test ends and waits until it and every
+// function in synced report that they synced.
+func (s *started) run(t *testing.T, synced ...func() bool) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		defer close(s.done)
-		inf.runWithContext(ctx)
+		s.informer.runWithContext(ctx)
 	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
 		case <-s.done:
 		case <-time.After(time.Minute):
-			t.Errorf("%s: informer did not stop within a minute of its context ending", name)
+			t.Errorf("%s: informer did not stop within a minute of its context ending", s.name)
 		}
 	})
-	waitSynced(t, name, append(synced, inf.hasSynced)...)
-	return s
+	waitSynced(t, s.name, append(synced, s.informer.hasSynced)...)
 }
 
 // waitSynced waits until every function reports true.

@@ -125,7 +125,7 @@ for p in $PHASES; do
     2) phase no-watch-cache "--watch-cache=false" \
       '^(TestRestartMidChurn|TestMissedDeletesBecomeTombstones|TestWatchListClientGate|TestInformerVariants)$' ;;
     3) adoption_phase ;;
-    4) phase sharded "$SHARD_GATE" '^(TestShardedReplicas|TestShardBadInput)$' ;;
+    4) phase sharded "$SHARD_GATE" '^(TestShardedReplicas|TestShardRebalance|TestShardBadInput)$' ;;
     shard-bench) phase shard-bench "$SHARD_GATE" '^$' -bench '^BenchmarkShardedReplicas$' -benchtime 1x ;;
     *) say "unknown phase $p"; false ;;
   esac

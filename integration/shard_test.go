@@ -92,13 +92,7 @@ func TestShardedReplicas(t *testing.T) {
 	pods := shardPodCount(t)
 	ctx := context.Background()
 	phase := newStopwatch(t)
-	namespaces := s.namespaces(t, "shard", 4)
-	kind := podClient{client: s.protobufClient(t)}
-	t.Cleanup(func() {
-		if err := deleteAllPods(context.Background(), kind.client, namespaces); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-	})
+	namespaces, kind := s.podNamespaces(t, "shard")
 	work := newShardWorkload(kind, namespaces, pods)
 	began := time.Now()
 	if err := work.populate(ctx); err != nil {
@@ -147,7 +141,8 @@ func TestShardedReplicas(t *testing.T) {
 }
 
 // checkSplit checks that the replicas' stores are pairwise disjoint, that
-// their union is want, and that each holds 1/3 ± shardTolerance of it.
+// their union is want, and that each of the n holds 1/n ± shardTolerance
+// of it.
 func checkSplit(t *testing.T, want snapshot, replicas []*replica) {
 	t.Helper()
 	union := snapshot{}
@@ -161,9 +156,9 @@ func checkSplit(t *testing.T, want snapshot, replicas []*replica) {
 			owner[key] = r.name
 			union[key] = state
 		}
-		share := float64(len(held)) / float64(len(want))
-		if share < 1.0/shardReplicas-shardTolerance || share > 1.0/shardReplicas+shardTolerance {
-			t.Errorf("%s holds %d of %d pods (%.1f%%), not 1/%d ± %.0f%%", r.name, len(held), len(want), 100*share, shardReplicas, 100*shardTolerance)
+		share, even := float64(len(held))/float64(len(want)), 1/float64(len(replicas))
+		if share < even-shardTolerance || share > even+shardTolerance {
+			t.Errorf("%s holds %d of %d pods (%.1f%%), not 1/%d ± %.0f%%", r.name, len(held), len(want), 100*share, len(replicas), 100*shardTolerance)
 		}
 	}
 	if d := cmp.Diff(want, union); d != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -122,19 +123,37 @@ func (c *shardWorkload) populate(ctx context.Context) error {
 func updated(i int) bool { return i%10 == 1 }
 func deleted(i int) bool { return i%10 == 2 || i%30 == 1 }
 
-// churn writes concurrently: creates, updates and short-lived pods; then
-// the deletes.
+// churnRound is one round of a shardWorkload's churn: the pods it creates
+// and the short-lived ones are named after prefix (so that no two rounds
+// reuse a name), and update and remove pick the first pods it updates and
+// deletes.
+type churnRound struct {
+	prefix         string
+	update, remove func(i int) bool
+}
+
+// firstRound is the churn TestShardedReplicas applies.
+var firstRound = churnRound{update: updated, remove: deleted}
+
+// churn writes the first round concurrently: creates, updates and
+// short-lived pods; then the deletes.
 func (c *shardWorkload) churn(ctx context.Context) error {
+	return c.churnRound(ctx, firstRound)
+}
+
+// churnRound writes round r: a fifth as many new pods as the first ones,
+// r's updates and short-lived pods, concurrently; then r's deletes.
+func (c *shardWorkload) churnRound(ctx context.Context, r churnRound) error {
 	n := len(c.first)
 	var g group
 	g.run(func() error {
 		return forEach(ctx, indexes(0, n/5), shardChurnParallel, func(ctx context.Context, i int) error {
-			_, err := c.w.create(ctx, c.newPod("new", i))
+			_, err := c.w.create(ctx, c.newPod(r.prefix+"new", i))
 			return err
 		})
 	})
 	g.run(func() error {
-		return forEach(ctx, c.firstWhere(updated), shardChurnParallel, func(ctx context.Context, i int) error {
+		return forEach(ctx, c.firstWhere(r.update), shardChurnParallel, func(ctx context.Context, i int) error {
 			obj, err := c.w.update(ctx, c.first[i], noChange)
 			c.first[i] = obj
 			return err
@@ -144,7 +163,7 @@ func (c *shardWorkload) churn(ctx context.Context) error {
 	for w := range briefWriters {
 		g.run(func() error {
 			for i := w; i < n/100; i += briefWriters {
-				if err := c.brief(ctx, i); err != nil {
+				if err := c.brief(ctx, r.prefix+"brief", i); err != nil {
 					return err
 				}
 			}
@@ -154,14 +173,14 @@ func (c *shardWorkload) churn(ctx context.Context) error {
 	if err := g.wait(); err != nil {
 		return err
 	}
-	return forEach(ctx, c.firstWhere(deleted), shardChurnParallel, func(ctx context.Context, i int) error {
+	return forEach(ctx, c.firstWhere(r.remove), shardChurnParallel, func(ctx context.Context, i int) error {
 		return c.w.delete(ctx, c.first[i])
 	})
 }
 
-// brief creates, updates and deletes short-lived pod i.
-func (c *shardWorkload) brief(ctx context.Context, i int) error {
-	obj, err := c.w.create(ctx, c.newPod("brief", i))
+// brief creates, updates and deletes short-lived pod i of family.
+func (c *shardWorkload) brief(ctx context.Context, family string, i int) error {
+	obj, err := c.w.create(ctx, c.newPod(family, i))
 	if err != nil {
 		return err
 	}
@@ -169,6 +188,18 @@ func (c *shardWorkload) brief(ctx context.Context, i int) error {
 		return err
 	}
 	return c.w.delete(ctx, obj)
+}
+
+// untouched returns the first pods that none of rounds deletes: they live
+// from populate to the end.
+func (c *shardWorkload) untouched(rounds ...churnRound) []metav1.Object {
+	var out []metav1.Object
+	for i, obj := range c.first {
+		if !slices.ContainsFunc(rounds, func(r churnRound) bool { return r.remove(i) }) {
+			out = append(out, obj)
+		}
+	}
+	return out
 }
 
 // firstWhere returns the indexes of the first pods pick accepts.
@@ -180,6 +211,25 @@ func (c *shardWorkload) firstWhere(pick func(int) bool) []int {
 		}
 	}
 	return out
+}
+
+// shardNamespaces is how many namespaces the sharding tests spread their
+// pods over.
+const shardNamespaces = 4
+
+// podNamespaces creates the namespaces of a sharding test's pods and the
+// protobuf client that writes them, and deletes every pod in them when the
+// test ends.
+func (s *server) podNamespaces(t *testing.T, prefix string) ([]string, podClient) {
+	t.Helper()
+	namespaces := s.namespaces(t, prefix, shardNamespaces)
+	kind := podClient{client: s.protobufClient(t)}
+	t.Cleanup(func() {
+		if err := deleteAllPods(context.Background(), kind.client, namespaces); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	return namespaces, kind
 }
 
 // deleteAllPods deletes every pod in the namespaces, with as many
