@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"testing"
 
 	"k8s.io/apimachinery/pkg/watch"
 )
@@ -30,7 +31,7 @@ func NewFanoutHandlers(fx *Fixture, n int) []*CountingHandler {
 // events/s and the fewest notifications a handler received, and fails if
 // any handler missed one. Every library's driver shares it, so all are
 // timed and counted alike.
-func TimeFanout(ctx context.Context, b *B, fx *Fixture, lw *FakeLW, hs []*CountingHandler, stop func()) (err error) {
+func TimeFanout(ctx context.Context, b *testing.B, fx *Fixture, lw *FakeLW, hs []*CountingHandler, stop func()) (err error) {
 	events := fx.InformerEvents()
 	for _, h := range hs {
 		if err := h.WaitAdds(ctx); err != nil {
@@ -43,7 +44,7 @@ func TimeFanout(ctx context.Context, b *B, fx *Fixture, lw *FakeLW, hs []*Counti
 	}
 	runtime.GC()
 	b.ResetTimer()
-	b.StartTimer()
+	cpu := StartCPUTimer(b)
 	fed := make(chan error, 1)
 	go func() {
 		for _, p := range events {
@@ -63,9 +64,10 @@ func TimeFanout(ctx context.Context, b *B, fx *Fixture, lw *FakeLW, hs []*Counti
 			return err
 		}
 	}
-	b.StopTimer()
-	b.SetN(len(events))
-	b.ReportMetric("events/s", float64(len(events))/b.Elapsed().Seconds())
+	cpu.StopTimer()
+	b.ReportMetric(float64(len(events)), UnitEvents)
+	cpu.Report(len(events))
+	b.ReportMetric(float64(len(events))/b.Elapsed().Seconds(), "events/s")
 	// Each pod's last version is its last notification, so nothing more
 	// can come to any handler: count what each received.
 	least := int64(math.MaxInt64)
@@ -75,6 +77,6 @@ func TimeFanout(ctx context.Context, b *B, fx *Fixture, lw *FakeLW, hs []*Counti
 		}
 		least = min(least, h.Delivered())
 	}
-	b.ReportMetric("delivered", float64(least))
+	b.ReportMetric(float64(least), "delivered")
 	return nil
 }
