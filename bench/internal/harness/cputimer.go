@@ -1,14 +1,16 @@
 package harness
 
 import (
+	"runtime"
 	"testing"
 	"time"
 )
 
 // CPUTimer follows a testing.B's timer with the process CPU time, which
-// testing.B does not measure: start it just before the timed loop (or, in a
-// one-shot workload, right after ResetTimer), stop and restart the
-// benchmark timer through it, and Report at the end.
+// testing.B does not measure: a loop workload starts it with StartLoop just
+// before its `for b.Loop()`, a one-shot workload with StartCPUTimer where
+// its timed burst begins; either stops and restarts the benchmark timer
+// through it, and calls Report at the end.
 type CPUTimer struct {
 	b     *testing.B
 	start time.Duration // process CPU time when the clock last started
@@ -16,11 +18,22 @@ type CPUTimer struct {
 	on    bool
 }
 
-// StartCPUTimer starts b's timer, if it is stopped, and the CPU clock.
+// StartCPUTimer resets b's timer, starts it if it is stopped, and starts
+// the CPU clock.
 func StartCPUTimer(b *testing.B) *CPUTimer {
+	b.ResetTimer()
 	t := &CPUTimer{b: b}
 	t.StartTimer()
 	return t
+}
+
+// StartLoop collects garbage and starts a CPUTimer. testing.B collects
+// garbage before the workload builds its fixture; collecting again once it
+// is built keeps the fixture's garbage from being collected on the loop's
+// time.
+func StartLoop(b *testing.B) *CPUTimer {
+	runtime.GC()
+	return StartCPUTimer(b)
 }
 
 // StopTimer stops b's timer and the CPU clock.

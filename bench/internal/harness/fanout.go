@@ -43,7 +43,6 @@ func TimeFanout(ctx context.Context, b *testing.B, fx *Fixture, lw *FakeLW, hs [
 		return fmt.Errorf("wait for watch: %w", err)
 	}
 	runtime.GC()
-	b.ResetTimer()
 	cpu := StartCPUTimer(b)
 	fed := make(chan error, 1)
 	go func() {

@@ -24,7 +24,7 @@ func TestRun(t *testing.T) {
 		wantErr string
 	}{
 		{name: "a loop runs Iterations times", group: GroupIndexer, run: func(b *testing.B, _ *Fixture) error {
-			cpu := StartCPUTimer(b)
+			cpu := StartLoop(b)
 			for b.Loop() {
 				ran++
 			}

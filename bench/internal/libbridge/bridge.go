@@ -140,7 +140,7 @@ func list(build builder) func(*testing.B, *harness.Fixture) error {
 		if err := h.WaitAdds(ctx); err != nil {
 			return fmt.Errorf("initial sync: %w", err)
 		}
-		cpu := harness.StartCPUTimer(b)
+		cpu := harness.StartLoop(b)
 		for b.Loop() {
 			sink += len(inf.list())
 		}

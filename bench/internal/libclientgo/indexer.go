@@ -63,7 +63,7 @@ func indexerAdd(b *testing.B, fx *harness.Fixture) error {
 	pods := fx.Pods()
 	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, indexers())
 	i := 0
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		if i == len(pods) {
 			cpu.StopTimer()
@@ -89,7 +89,7 @@ func indexerUpdate(b *testing.B, fx *harness.Fixture) error {
 	}
 	pods, updated := fx.Pods(), fx.Updated()
 	i, forward := 0, true
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		if i == len(pods) {
 			i, forward = 0, !forward
@@ -115,7 +115,7 @@ func indexerDelete(b *testing.B, fx *harness.Fixture) error {
 	}
 	pods := fx.Pods()
 	i := 0
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		if i == len(pods) {
 			cpu.StopTimer()
@@ -142,7 +142,7 @@ func indexerByIndex(b *testing.B, fx *harness.Fixture) error {
 	}
 	queries := fx.IndexQueries()
 	i := 0
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		q := queries[i%len(queries)]
 		items, err := idx.ByIndex(q.Index, q.Value)
@@ -164,7 +164,7 @@ func indexerIndexKeys(b *testing.B, fx *harness.Fixture) error {
 	}
 	queries := fx.IndexQueries()
 	i := 0
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		q := queries[i%len(queries)]
 		keys, err := idx.IndexKeys(q.Index, q.Value)
@@ -184,7 +184,7 @@ func indexerList(b *testing.B, fx *harness.Fixture) error {
 	if err != nil {
 		return err
 	}
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		sink += len(idx.List())
 	}
@@ -198,7 +198,7 @@ func indexerListKeys(b *testing.B, fx *harness.Fixture) error {
 	if err != nil {
 		return err
 	}
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		sink += len(idx.ListKeys())
 	}
@@ -214,7 +214,7 @@ func indexerGetByKey(b *testing.B, fx *harness.Fixture) error {
 	}
 	keys := fx.Keys()
 	i := 0
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		_, ok, err := idx.GetByKey(keys[i%len(keys)])
 		if err != nil || !ok {
@@ -233,7 +233,7 @@ func indexerReplace(b *testing.B, fx *harness.Fixture) error {
 		return err
 	}
 	list, rv := fx.PodList(), fx.ListRV()
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		if err := idx.Replace(list, rv); err != nil {
 			return fmt.Errorf("replace: %w", err)

@@ -28,7 +28,7 @@ func listAll(b *testing.B, fx *harness.Fixture) error {
 	}
 	sel := fx.Selector()
 	c := newPodCollector(len(fx.Pods()))
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		c.pods = c.pods[:0]
 		if err := cache.ListAll(idx, sel, c.add); err != nil {
@@ -50,7 +50,7 @@ func listAllByNamespace(b *testing.B, fx *harness.Fixture) error {
 	sel, namespaces := fx.Selector(), fx.Namespaces()
 	c := newPodCollector(len(fx.Pods()))
 	i := 0
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		c.pods = c.pods[:0]
 		if err := cache.ListAllByNamespace(idx, namespaces[i%len(namespaces)], sel, c.add); err != nil {

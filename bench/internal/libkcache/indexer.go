@@ -65,7 +65,7 @@ func indexerAdd(b *testing.B, fx *harness.Fixture) error {
 	pods := fx.Pods()
 	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, indexers())
 	i := 0
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		if i == len(pods) {
 			cpu.StopTimer()
@@ -91,7 +91,7 @@ func indexerUpdate(b *testing.B, fx *harness.Fixture) error {
 	}
 	pods, updated := fx.Pods(), fx.Updated()
 	i, forward := 0, true
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		if i == len(pods) {
 			i, forward = 0, !forward
@@ -117,7 +117,7 @@ func indexerDelete(b *testing.B, fx *harness.Fixture) error {
 	}
 	pods := fx.Pods()
 	i := 0
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		if i == len(pods) {
 			cpu.StopTimer()
@@ -144,7 +144,7 @@ func indexerByIndex(b *testing.B, fx *harness.Fixture) error {
 	}
 	queries := fx.IndexQueries()
 	i := 0
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		q := queries[i%len(queries)]
 		items, err := idx.ByIndex(q.Index, q.Value)
@@ -166,7 +166,7 @@ func indexerIndexKeys(b *testing.B, fx *harness.Fixture) error {
 	}
 	queries := fx.IndexQueries()
 	i := 0
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		q := queries[i%len(queries)]
 		keys, err := idx.IndexKeys(q.Index, q.Value)
@@ -186,7 +186,7 @@ func indexerList(b *testing.B, fx *harness.Fixture) error {
 	if err != nil {
 		return err
 	}
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		sink += len(idx.List())
 	}
@@ -200,7 +200,7 @@ func indexerListKeys(b *testing.B, fx *harness.Fixture) error {
 	if err != nil {
 		return err
 	}
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		sink += len(idx.ListKeys())
 	}
@@ -216,7 +216,7 @@ func indexerGetByKey(b *testing.B, fx *harness.Fixture) error {
 	}
 	keys := fx.Keys()
 	i := 0
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		_, ok, err := idx.GetByKey(keys[i%len(keys)])
 		if err != nil || !ok {
@@ -235,7 +235,7 @@ func indexerReplace(b *testing.B, fx *harness.Fixture) error {
 		return err
 	}
 	list, rv := fx.PodList(), fx.ListRV()
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		if err := idx.Replace(list, rv); err != nil {
 			return fmt.Errorf("replace: %w", err)

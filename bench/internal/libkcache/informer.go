@@ -169,7 +169,6 @@ func writeRate(readers int) func(*testing.B, *harness.Fixture) error {
 
 		time.Sleep(fx.Sizes.Window / 4) // let the pipeline fill
 		events0, lists0 := h.Updates(), lists.Load()
-		b.ResetTimer()
 		cpu := harness.StartCPUTimer(b)
 		time.Sleep(fx.Sizes.Window)
 		cpu.StopTimer()

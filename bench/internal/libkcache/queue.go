@@ -40,7 +40,7 @@ func addPop(b *testing.B, fx *harness.Fixture, q fifo) error {
 	defer q.Close()
 	pods := fx.Pods()
 	i := 0
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		if err := q.Add(pods[i%len(pods)]); err != nil {
 			return fmt.Errorf("add: %w", err)
@@ -91,7 +91,7 @@ func replaceDrain(b *testing.B, fx *harness.Fixture, q fifo, popOne func(*draine
 	defer q.Close()
 	list, rv := fx.PodList(), fx.ListRV()
 	d := newDrainer()
-	cpu := harness.StartCPUTimer(b)
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		if err := q.Replace(list, rv); err != nil {
 			return fmt.Errorf("replace: %w", err)
