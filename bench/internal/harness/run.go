@@ -34,9 +34,12 @@ func Run(w Workload, sizes Sizes, fx *Fixture) (Result, error) {
 	benchMu.Lock()
 	defer benchMu.Unlock()
 	initTesting.Do(testing.Init)
+	prev := flag.Lookup("test.benchtime").Value.String()
 	if err := flag.Set("test.benchtime", benchTime(w.Group, sizes)); err != nil {
 		return Result{}, fmt.Errorf("set the benchmark time: %w", err)
 	}
+	// A test binary's own benchmarks keep the -test.benchtime they were given.
+	defer func() { _ = flag.Set("test.benchtime", prev) }()
 	var runErr error
 	r := testing.Benchmark(func(b *testing.B) {
 		defer func() {

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"errors"
+	"flag"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +53,7 @@ func TestRun(t *testing.T) {
 			panic("boom")
 		}, wantRan: 1, wantErr: "panic: boom"},
 	}
+	benchTimeBefore := flag.Lookup("test.benchtime").Value.String()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ran = 0
@@ -66,6 +68,9 @@ func TestRun(t *testing.T) {
 			}
 			if res.N != tc.wantN || ran != tc.wantRan {
 				t.Errorf("N = %d, body ran %d times; want %d and %d", res.N, ran, tc.wantN, tc.wantRan)
+			}
+			if got := flag.Lookup("test.benchtime").Value.String(); got != benchTimeBefore {
+				t.Errorf("-test.benchtime left at %q, want it back at %q", got, benchTimeBefore)
 			}
 		})
 	}
