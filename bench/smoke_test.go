@@ -50,12 +50,10 @@ func TestEveryWorkloadOnce(t *testing.T) {
 	for _, lib := range libraries() {
 		for _, w := range lib.Workloads {
 			t.Run(lib.Name+"/"+w.Name, func(t *testing.T) {
-				b := harness.NewB(fx.Sizes.BenchTime)
-				b.MaxN = fx.Sizes.MaxN
-				if err := w.Run(b, fx); err != nil {
+				res, err := harness.Run(w, fx.Sizes, fx)
+				if err != nil {
 					t.Fatalf("run: %v", err)
 				}
-				res := b.Result()
 				if res.NsPerOp <= 0 || math.IsNaN(res.NsPerOp) {
 					t.Errorf("ns/op = %v, want a positive time", res.NsPerOp)
 				}
@@ -130,12 +128,12 @@ func TestInformerBurstDeliversEveryNotification(t *testing.T) {
 	for _, lib := range libraries() {
 		t.Run(lib.Name, func(t *testing.T) {
 			w := workloadNamed(t, lib, "Informer/10handlers")
-			b := harness.NewB(sizes.BenchTime)
-			if err := w.Run(b, fx); err != nil {
+			res, err := harness.Run(w, sizes, fx)
+			if err != nil {
 				t.Fatalf("run: %v", err)
 			}
 			want := float64(sizes.InformerPods + sizes.Events)
-			if got := b.Result().Extra["delivered"]; got != want {
+			if got := res.Extra["delivered"]; got != want {
 				t.Errorf("the handler that received the fewest received %v notifications, want %v", got, want)
 			}
 		})

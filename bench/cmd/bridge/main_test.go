@@ -26,21 +26,3 @@ func TestRun_OneRoundAtTinySizes(t *testing.T) {
 		}
 	}
 }
-
-func TestMedian(t *testing.T) {
-	tests := map[string]struct {
-		in   []float64
-		want float64
-	}{
-		"empty": {nil, 0},
-		"odd":   {[]float64{3, 1, 2}, 2},
-		"even":  {[]float64{4, 1, 3, 2}, 2.5},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if got := median(tc.in); got != tc.want {
-				t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
-			}
-		})
-	}
-}

@@ -6,12 +6,14 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/kcache/cache/bench/internal/harness"
 	"github.com/kcache/cache/bench/internal/libclientgo"
 	"github.com/kcache/cache/bench/internal/libkcache"
+	"github.com/kcache/cache/bench/internal/stats"
 )
 
 const (
@@ -33,13 +35,47 @@ type report struct {
 	memory            *memRow // nil when the probe did not run
 }
 
-// stat is the median of one figure of one row for one library.
-func (r *row) stat(lib string, f func(harness.Result) float64) float64 {
+// sample is one figure of every run of one row for one library.
+func (r *row) sample(lib string, f func(harness.Result) float64) []float64 {
 	var vs []float64
 	for _, res := range r.results[lib] {
 		vs = append(vs, f(res))
 	}
-	return median(vs)
+	return vs
+}
+
+// stat is the median of one figure of one row for one library.
+func (r *row) stat(lib string, f func(harness.Result) float64) float64 {
+	return stats.Median(r.sample(lib, f))
+}
+
+// delta is benchstat's verdict on kcache against client-go for f: the
+// change of the median, or "~" when the U test finds no significant
+// difference, with the p-value and rounds. Its warnings (too few rounds
+// for a verdict, say) go to notes.
+func (r *row) delta(f func(harness.Result) float64, notes *[]string) string {
+	base, next := r.sample(cg, f), r.sample(kc, f)
+	c, ok := stats.Compare(base, next)
+	if !ok {
+		return missing
+	}
+	for _, msg := range stats.Warnings(c.Warnings) {
+		if !slices.Contains(*notes, msg) {
+			*notes = append(*notes, msg)
+		}
+	}
+	return stats.Delta(base, next)
+}
+
+// withInterval appends the confidence interval of the median of vs, as
+// benchstat prints it ("± 3%"), to the formatted median; nothing when the
+// rounds are too few for a finite one.
+func withInterval(formatted string, vs []float64) string {
+	s := stats.Summarize(vs)
+	if math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0) || math.IsNaN(s.Lo) || math.IsNaN(s.Hi) {
+		return formatted
+	}
+	return formatted + " ± " + s.PctRangeString()
 }
 
 func nsPerOp(r harness.Result) float64     { return r.NsPerOp }
@@ -59,13 +95,13 @@ func extra(name string) func(harness.Result) float64 {
 // pair is one figure for both libraries.
 type pair struct{ cg, kc float64 }
 
-func (p pair) ratio() float64 { return ratio(p.kc, p.cg) }
+func (p pair) ratio() float64 { return stats.Ratio(p.kc, p.cg) }
 
 // roundedRatio is the ratio of the figures rounded to unit, so that
 // background allocations of the runtime (0.001 allocs/op against 0) do not
 // turn equal figures into a wild ratio.
 func (p pair) roundedRatio(unit float64) float64 {
-	return ratio(math.Round(p.kc/unit)*unit, math.Round(p.cg/unit)*unit)
+	return stats.Ratio(math.Round(p.kc/unit)*unit, math.Round(p.cg/unit)*unit)
 }
 
 // allocsRatio and bytesRatio compare allocs/op to a hundredth and B/op to
@@ -75,21 +111,6 @@ func (p pair) bytesRatio() float64  { return p.roundedRatio(1) }
 
 func (r *row) pair(f func(harness.Result) float64) pair {
 	return pair{cg: r.stat(cg, f), kc: r.stat(kc, f)}
-}
-
-// ratioRange is the lowest and highest ratio of f between the two runs of
-// the same round: how far single rounds stray from the median.
-func (r *row) ratioRange(f func(harness.Result) float64) string {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	cgs, kcs := r.results[cg], r.results[kc]
-	for i := 0; i < len(cgs) && i < len(kcs); i++ {
-		q := ratio(f(kcs[i]), f(cgs[i]))
-		lo, hi = math.Min(lo, q), math.Max(hi, q)
-	}
-	if math.IsInf(lo, 1) {
-		return missing
-	}
-	return fmtRatio(lo) + "–" + fmtRatio(hi)
 }
 
 // table writes a markdown table.
@@ -143,7 +164,7 @@ func (rep *report) find(name string) *row {
 func (rep *report) write(w io.Writer) {
 	fmt.Fprintf(w, "## kcache vs client-go\n\n")
 	fmt.Fprintf(w, "%s %s/%s, GOMAXPROCS %d; libraries %s; %d rounds per library, alternating in one process; "+
-		"medians. ratio = kcache / client-go: lower is better for time, allocs and bytes, higher for events/s. "+
+		"medians, compared the way benchstat does (golang.org/x/perf/benchmath). ratio = kcache / client-go: lower is better for time, allocs and bytes, higher for events/s. "+
 		"Run took %s; load average %s at the start, %s at the end.\n\n",
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), strings.Join(rep.libs, ", "),
 		rep.rounds, rep.elapsed.Round(time.Second), rep.loadStart, rep.loadEnd)
@@ -163,30 +184,42 @@ func (rep *report) writeMicro(w io.Writer) {
 	fmt.Fprintf(w, "### Indexer, queues and listers (%d pods, three indexes)\n\n", rep.sizes.Pods)
 	var cells [][]string
 	var times, cpus, allocs, bytes []float64
+	var notes []string
 	for _, r := range rows {
 		t, c, a, b := r.pair(nsPerOp), r.pair(cpuNsPerOp), r.pair(allocsPerOp), r.pair(bytesPerOp)
 		times, cpus = append(times, t.ratio()), append(cpus, c.ratio())
 		allocs, bytes = append(allocs, a.allocsRatio()), append(bytes, b.bytesRatio())
 		cells = append(cells, []string{
 			r.name,
-			fmtNs(t.cg), fmtNs(t.kc), fmtRatio(t.ratio()), r.ratioRange(nsPerOp), fmtRatio(c.ratio()),
+			withInterval(fmtNs(t.cg), r.sample(cg, nsPerOp)), withInterval(fmtNs(t.kc), r.sample(kc, nsPerOp)),
+			fmtRatio(t.ratio()), r.delta(nsPerOp, &notes), fmtRatio(c.ratio()),
 			fmtCount(a.cg), fmtCount(a.kc), fmtRatio(a.allocsRatio()),
 			fmtBytes(b.cg), fmtBytes(b.kc), fmtRatio(b.bytesRatio()),
 		})
 	}
-	gt, _ := geomean(times)
-	gc, _ := geomean(cpus)
-	ga, _ := geomean(allocs)
-	gb, _ := geomean(bytes)
+	gt, _ := stats.GeoMean(times)
+	gc, _ := stats.GeoMean(cpus)
+	ga, _ := stats.GeoMean(allocs)
+	gb, _ := stats.GeoMean(bytes)
 	cells = append(cells, []string{"**geometric mean**", "", "", fmtRatio(gt), "", fmtRatio(gc), "", "", fmtRatio(ga), "", "", fmtRatio(gb)})
-	table(w, []string{"workload", "client-go time/op", "kcache time/op", "ratio", "per-round range", "cpu ratio",
+	table(w, []string{"workload", "client-go time/op", "kcache time/op", "ratio", "vs client-go", "cpu ratio",
 		"client-go allocs/op", "kcache allocs/op", "ratio", "client-go B/op", "kcache B/op", "ratio"}, cells)
 	fmt.Fprintf(w, "Update: every pod in turn to a newer version and back, one in ten moving node. "+
 		"ByIndex/IndexKeys: namespace, node and app indexes in turn. "+
 		"Replace (queues): Replace with every pod, then pop until empty (Pop for DeltaFIFO, PopBatch for RealFIFO). "+
 		"Listers: selector tier=web (a quarter of the pods). "+
-		"per-round range: lowest and highest ratio of the two runs of one round. "+
+		"vs client-go: benchstat's verdict on the time, the change of the median or ~ when the Mann-Whitney U test finds "+
+		"no significant difference (p ≥ 0.05), with the p-value and the rounds per library; ± is the 95%% confidence "+
+		"interval of the median, printed from 6 rounds on. "+
 		"cpu ratio: the ratio of process CPU time (all goroutines and the GC), which other load on the machine barely moves.\n\n")
+	writeNotes(w, notes)
+}
+
+// writeNotes lists benchstat's warnings about a table, if any.
+func writeNotes(w io.Writer, notes []string) {
+	if len(notes) > 0 {
+		fmt.Fprintf(w, "benchstat: %s.\n\n", strings.Join(notes, "; "))
+	}
 }
 
 func (rep *report) writeInformer(w io.Writer) {
@@ -197,23 +230,26 @@ func (rep *report) writeInformer(w io.Writer) {
 	fmt.Fprintf(w, "### SharedIndexInformer: %d Modified events over %d pods, until every handler saw the last version of every pod\n\n",
 		rep.sizes.Events, rep.sizes.InformerPods)
 	var cells [][]string
+	var notes []string
 	for _, r := range rows {
 		e, c, a, b := r.pair(extra("events/s")), r.pair(cpuNsPerOp), r.pair(allocsPerOp), r.pair(bytesPerOp)
 		d := r.pair(extra("delivered"))
 		cells = append(cells, []string{
 			r.name,
-			fmtCount(e.cg), fmtCount(e.kc), fmtRatio(e.ratio()),
+			fmtCount(e.cg), fmtCount(e.kc), fmtRatio(e.ratio()), r.delta(extra("events/s"), &notes),
 			fmtNs(c.cg), fmtNs(c.kc), fmtRatio(c.ratio()),
 			fmtCount(a.cg), fmtCount(a.kc), fmtRatio(a.allocsRatio()),
 			fmtBytes(b.cg), fmtBytes(b.kc), fmtRatio(b.bytesRatio()),
 			fmtCount(d.cg), fmtCount(d.kc),
 		})
 	}
-	table(w, []string{"workload", "client-go events/s", "kcache events/s", "ratio",
+	table(w, []string{"workload", "client-go events/s", "kcache events/s", "ratio", "vs client-go",
 		"client-go cpu/event", "kcache cpu/event", "ratio", "client-go allocs/event", "kcache allocs/event", "ratio", "client-go B/event", "kcache B/event", "ratio", "client-go delivered", "kcache delivered"}, cells)
 	fmt.Fprintf(w, "Timed until every handler saw the last version of every pod. delivered: notifications the "+
 		"handler that received the fewest received, median per run; every handler must receive every notification "+
-		"(one add per pod, one update per event), and a run in which one fell short fails.\n\n")
+		"(one add per pod, one update per event), and a run in which one fell short fails. "+
+		"vs client-go: benchstat's verdict on events/s, as in the table above.\n\n")
+	writeNotes(w, notes)
 }
 
 func (rep *report) writeWriteRate(w io.Writer) {
@@ -231,20 +267,22 @@ func (rep *report) writeWriteRate(w io.Writer) {
 		basePair = pair{math.NaN(), math.NaN()}
 	}
 	var cells [][]string
+	var notes []string
 	for _, r := range rows {
 		e, l := r.pair(extra("events/s")), r.pair(extra("lists/s"))
 		cells = append(cells, []string{
 			r.name,
-			fmtCount(e.cg), fmtCount(e.kc), fmtRatio(e.ratio()),
-			fmtRatio(ratio(e.cg, basePair.cg)), fmtRatio(ratio(e.kc, basePair.kc)),
+			fmtCount(e.cg), fmtCount(e.kc), fmtRatio(e.ratio()), r.delta(extra("events/s"), &notes),
+			fmtRatio(stats.Ratio(e.cg, basePair.cg)), fmtRatio(stats.Ratio(e.kc, basePair.kc)),
 			fmtCount(l.cg), fmtCount(l.kc),
 		})
 	}
-	table(w, []string{"workload", "client-go events/s", "kcache events/s", "ratio",
+	table(w, []string{"workload", "client-go events/s", "kcache events/s", "ratio", "vs client-go",
 		"client-go vs its 0 readers", "kcache vs its 0 readers", "client-go lists/s", "kcache lists/s"}, cells)
 	fmt.Fprintf(w, "Events are applied updates seen by one handler, counted over %s; the feeder keeps at most 4096 in flight "+
 		"and refills in batches of at least 2048. The vs-0-readers columns divide by the same library's 0-reader rate.\n\n",
 		rep.sizes.Window)
+	writeNotes(w, notes)
 }
 
 // memStat is the median of one memory figure for one library.
@@ -256,7 +294,7 @@ func (m *memRow) stat(lib string, f func(harness.MemResult) float64) float64 {
 	for _, res := range m.results[lib] {
 		vs = append(vs, f(res))
 	}
-	return median(vs)
+	return stats.Median(vs)
 }
 
 func (m *memRow) pair(f func(harness.MemResult) float64) pair {
@@ -336,8 +374,8 @@ func (rep *report) targets() []target {
 			target{"every indexer, queue and lister workload: time ratio ≤ 1.0", listOrAll(slowT, len(micro)), len(slowT) == 0, true},
 			target{"(the same on process CPU time)", listOrAll(slowC, len(micro)), len(slowC) == 0, true},
 			target{"every indexer, queue and lister workload: allocs/op ratio ≤ 1.0", listOrAll(slowA, len(micro)), len(slowA) == 0, true})
-		g, _ := geomean(times)
-		gc, _ := geomean(cpus)
+		g, _ := stats.GeoMean(times)
+		gc, _ := stats.GeoMean(cpus)
 		ts = append(ts,
 			target{"geometric mean of their time ratios ≤ 0.6", fmtRatio(g), atMost(g, 0.6), !math.IsNaN(g)},
 			target{"(the same on process CPU time)", fmtRatio(gc), atMost(gc, 0.6), !math.IsNaN(gc)})
@@ -349,7 +387,7 @@ func (rep *report) targets() []target {
 			atLeast(p.ratio(), 2), !math.IsNaN(p.ratio())})
 	}
 	if r0, r10 := rep.find("WriteRate/0readers"), rep.find("WriteRate/10readers"); r0 != nil && r10 != nil {
-		own := ratio(r10.stat(kc, extra("events/s")), r0.stat(kc, extra("events/s")))
+		own := stats.Ratio(r10.stat(kc, extra("events/s")), r0.stat(kc, extra("events/s")))
 		ts = append(ts, target{"kcache write rate with 10 namespace listers ≥ 50% of its rate with none",
 			fmt.Sprintf("%.0f%%", own*100), atLeast(own, 0.5), !math.IsNaN(own)})
 	}

@@ -58,7 +58,7 @@ func TestTargets(t *testing.T) {
 
 	var out strings.Builder
 	rep.write(&out)
-	for _, s := range []string{"| Indexer/Add | 100 ns | 50 ns | 0.50 |", "### Targets", "| Informer/10handlers | 100.0 | 250.0 | 2.50 | 0 ns | 0 ns | 1.00 |"} {
+	for _, s := range []string{"| Indexer/Add | 100 ns | 50 ns | 0.50 |", "### Targets", "| Informer/10handlers | 100.0 | 250.0 | 2.50 | ", "| 0 ns | 0 ns | 1.00 |"} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("report lacks %q:\n%s", s, out.String())
 		}
@@ -88,6 +88,41 @@ func TestFailedRunsAreCounted(t *testing.T) {
 			tc.rep.writeErrors(&out)
 			if got := strings.Contains(out.String(), "### Errors"); got != (tc.want > 0) {
 				t.Errorf("Errors section printed = %t, want %t:\n%s", got, tc.want > 0, out.String())
+			}
+		})
+	}
+}
+
+// TestDeltaColumn: the verdict column is benchstat's, from the rounds of
+// both libraries, and its warnings become notes under the table.
+func TestDeltaColumn(t *testing.T) {
+	rounds := func(ns ...float64) []harness.Result {
+		var rs []harness.Result
+		for _, v := range ns {
+			rs = append(rs, harness.Result{N: 1, NsPerOp: v})
+		}
+		return rs
+	}
+	tests := []struct {
+		name      string
+		cg, kc    []harness.Result
+		want      string
+		wantNotes int
+	}{
+		{name: "five rounds apart", cg: rounds(100, 101, 102, 100, 101), kc: rounds(50, 51, 50, 51, 50),
+			want: "-50.50% (p=0.008 n=5)"},
+		{name: "two rounds cannot tell", cg: rounds(100, 101), kc: rounds(50, 51), want: "~ (p=0.333 n=2)", wantNotes: 1},
+		{name: "one side missing", cg: rounds(100), want: missing},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &row{name: "Indexer/Add", results: map[string][]harness.Result{cg: tc.cg, kc: tc.kc}}
+			var notes []string
+			if got := r.delta(nsPerOp, &notes); got != tc.want {
+				t.Errorf("delta = %q, want %q", got, tc.want)
+			}
+			if len(notes) != tc.wantNotes {
+				t.Errorf("notes %q, want %d", notes, tc.wantNotes)
 			}
 		})
 	}

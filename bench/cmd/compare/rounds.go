@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"runtime/debug"
 	"time"
 
 	"github.com/kcache/cache/bench/internal/harness"
@@ -52,7 +51,7 @@ func runWorkloads(ctx context.Context, opts options, libs []harness.Library, fx 
 					continue
 				}
 				start := time.Now()
-				res, err := runOne(w, opts.sizes, fx)
+				res, err := harness.Run(w, opts.sizes, fx)
 				if err != nil {
 					r.errs = append(r.errs, fmt.Sprintf("%s round %d: %v", lib.Name, round, err))
 					fmt.Fprintf(opts.progress, "[%d/%d] %s %s round %d: error: %v\n", done, total, w.Name, lib.Name, round, err)
@@ -68,7 +67,6 @@ func runWorkloads(ctx context.Context, opts options, libs []harness.Library, fx 
 	return rows
 }
 
-// runOne runs w once; a panic in the library becomes an error.
 // usesOwnFixture reports whether a group's workloads build their own
 // objects instead of using the 100k-pod cluster fixture.
 func usesOwnFixture(g harness.Group) bool {
@@ -89,20 +87,6 @@ func releaseClusterFixture(libs []harness.Library, fx *harness.Fixture) {
 	fx.ReleaseCluster()
 	runtime.GC()
 	runtime.GC()
-}
-
-func runOne(w harness.Workload, sizes harness.Sizes, fx *harness.Fixture) (res harness.Result, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
-		}
-	}()
-	b := harness.NewB(sizes.BenchTime)
-	b.MaxN = sizes.MaxN
-	if err := w.Run(b, fx); err != nil {
-		return harness.Result{}, err
-	}
-	return b.Result(), nil
 }
 
 // memRow holds every run of the memory probe.

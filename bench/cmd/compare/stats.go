@@ -3,53 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
-	"slices"
 )
-
-// median is the middle value of vs (the mean of the middle two for an even
-// count), NaN when vs is empty.
-func median(vs []float64) float64 {
-	if len(vs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	mid := len(s) / 2
-	if len(s)%2 == 1 {
-		return s[mid]
-	}
-	return (s[mid-1] + s[mid]) / 2
-}
-
-// ratio is num/den with 0/0 taken as 1 (both libraries allocate nothing).
-// It is NaN when either side is missing and +Inf for x/0.
-func ratio(num, den float64) float64 {
-	switch {
-	case math.IsNaN(num) || math.IsNaN(den):
-		return math.NaN()
-	case num == 0 && den == 0:
-		return 1
-	}
-	return num / den
-}
-
-// geomean is the geometric mean of the finite positive values of vs and
-// how many values it left out; NaN when none is left.
-func geomean(vs []float64) (mean float64, skipped int) {
-	sum, n := 0.0, 0
-	for _, v := range vs {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
-			skipped++
-			continue
-		}
-		sum += math.Log(v)
-		n++
-	}
-	if n == 0 {
-		return math.NaN(), skipped
-	}
-	return math.Exp(sum / float64(n)), skipped
-}
 
 const missing = "—"
 

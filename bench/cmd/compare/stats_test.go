@@ -1,66 +1,8 @@
 package main
 
 import (
-	"math"
 	"testing"
 )
-
-func TestMedian(t *testing.T) {
-	tests := []struct {
-		name string
-		in   []float64
-		want float64
-	}{
-		{"odd", []float64{5, 1, 3}, 3},
-		{"even", []float64{4, 1, 3, 2}, 2.5},
-		{"one", []float64{7}, 7},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := median(tc.in); got != tc.want {
-				t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
-			}
-		})
-	}
-	if !math.IsNaN(median(nil)) {
-		t.Error("median of nothing should be NaN")
-	}
-	in := []float64{3, 1, 2}
-	median(in)
-	if in[0] != 3 {
-		t.Error("median sorted its argument")
-	}
-}
-
-func TestRatio(t *testing.T) {
-	tests := []struct {
-		name     string
-		num, den float64
-		want     string
-	}{
-		{"plain", 1, 4, "0.25"},
-		{"both zero", 0, 0, "1.00"},
-		{"zero denominator", 3, 0, "∞"},
-		{"missing", math.NaN(), 2, "—"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := fmtRatio(ratio(tc.num, tc.den)); got != tc.want {
-				t.Errorf("ratio(%v, %v) prints %q, want %q", tc.num, tc.den, got, tc.want)
-			}
-		})
-	}
-}
-
-func TestGeomean(t *testing.T) {
-	g, skipped := geomean([]float64{0.25, 1, 4, math.Inf(1), math.NaN()})
-	if math.Abs(g-1) > 1e-12 || skipped != 2 {
-		t.Errorf("geomean = %v skipping %d, want 1 skipping 2", g, skipped)
-	}
-	if g, _ := geomean(nil); !math.IsNaN(g) {
-		t.Errorf("geomean of nothing = %v, want NaN", g)
-	}
-}
 
 func TestFormats(t *testing.T) {
 	tests := []struct{ got, want string }{

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"testing"
 
 	framework "github.com/kcache/cache/testing"
 )
@@ -30,7 +31,7 @@ func NewFanoutHandlers(fx *Fixture, n int) []*CountingHandler {
 // events/s and the fewest notifications a handler received, and fails if
 // any handler missed one. Every library's driver shares it, so all are
 // timed and counted alike.
-func TimeFanout(ctx context.Context, b *B, fx *Fixture, src *framework.FakeControllerSource, hs []*CountingHandler, stop func()) (err error) {
+func TimeFanout(ctx context.Context, b *testing.B, fx *Fixture, src *framework.FakeControllerSource, hs []*CountingHandler, stop func()) (err error) {
 	events := fx.InformerEvents()
 	for _, h := range hs {
 		if err := h.WaitAdds(ctx); err != nil {
@@ -41,8 +42,7 @@ func TimeFanout(ctx context.Context, b *B, fx *Fixture, src *framework.FakeContr
 		return fmt.Errorf("wait for watch: %w", err)
 	}
 	runtime.GC()
-	b.ResetTimer()
-	b.StartTimer()
+	cpu := StartCPUTimer(b)
 	fed := make(chan struct{})
 	go func() {
 		defer close(fed)
@@ -63,9 +63,10 @@ func TimeFanout(ctx context.Context, b *B, fx *Fixture, src *framework.FakeContr
 			return err
 		}
 	}
-	b.StopTimer()
-	b.SetN(len(events))
-	b.ReportMetric("events/s", float64(len(events))/b.Elapsed().Seconds())
+	cpu.StopTimer()
+	b.ReportMetric(float64(len(events)), UnitEvents)
+	cpu.Report(len(events))
+	b.ReportMetric(float64(len(events))/b.Elapsed().Seconds(), "events/s")
 	// Each pod's last version is its last notification, so nothing more
 	// can come to any handler: count what each received.
 	least := int64(math.MaxInt64)
@@ -75,6 +76,6 @@ func TimeFanout(ctx context.Context, b *B, fx *Fixture, src *framework.FakeContr
 		}
 		least = min(least, h.Delivered())
 	}
-	b.ReportMetric("delivered", float64(least))
+	b.ReportMetric(float64(least), "delivered")
 	return nil
 }

@@ -49,26 +49,32 @@ type Sampler struct {
 	done chan HeapFigures
 }
 
-// StartSampler starts sampling.
+// StartSampler starts sampling the runtime's heap figures.
 func StartSampler(period time.Duration) *Sampler {
+	samples := heapSamples()
+	return startSampler(period, func() HeapFigures { return readHeap(samples) })
+}
+
+// startSampler starts sampling the figures read returns; only the
+// sampling goroutine calls read.
+func startSampler(period time.Duration, read func() HeapFigures) *Sampler {
 	s := &Sampler{stop: make(chan struct{}), done: make(chan HeapFigures, 1)}
-	go s.run(period)
+	go s.run(period, read)
 	return s
 }
 
-func (s *Sampler) run(period time.Duration) {
-	samples := heapSamples()
-	peak := readHeap(samples)
+func (s *Sampler) run(period time.Duration, read func() HeapFigures) {
+	peak := read()
 	tick := time.NewTicker(period)
 	defer tick.Stop()
 	for {
 		select {
 		case <-tick.C:
 		case <-s.stop:
-			s.done <- maxFigures(peak, readHeap(samples))
+			s.done <- maxFigures(peak, read())
 			return
 		}
-		peak = maxFigures(peak, readHeap(samples))
+		peak = maxFigures(peak, read())
 	}
 }
 
@@ -84,13 +90,16 @@ func (s *Sampler) Stop() HeapFigures {
 
 // ObjectBytes measures the heap n pods of layout take on their own, each
 // allocated apart as a watch event delivers it.
-func ObjectBytes(n int, l Layout) float64 {
-	before := SettledHeap()
+func ObjectBytes(n int, l Layout) float64 { return objectBytes(n, l, SettledHeap) }
+
+// objectBytes is ObjectBytes with the heap read by settled.
+func objectBytes(n int, l Layout, settled func() HeapFigures) float64 {
+	before := settled()
 	pods := make([]*v1.Pod, n)
 	for i := range pods {
 		pods[i] = l.Pod(i, uint64(i+1), 0)
 	}
-	after := SettledHeap()
+	after := settled()
 	runtime.KeepAlive(pods)
 	return float64(int64(after.Inuse)-int64(before.Inuse)) / float64(n)
 }

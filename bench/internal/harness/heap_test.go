@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -9,22 +10,43 @@ import (
 
 func labelsOf(m map[string]string) labels.Set { return labels.Set(m) }
 
-var kept [][]byte
+// fakeHeap returns first on its first read and then on every later one,
+// and counts its reads.
+type fakeHeap struct {
+	mu    sync.Mutex // guards reads
+	reads int
+	first HeapFigures
+	then  HeapFigures
+}
 
-func TestSamplerSeesAPeak(t *testing.T) {
-	base := SettledHeap()
-	s := StartSampler(time.Millisecond)
-	kept = append(kept, make([]byte, 64<<20))
-	peak := s.Stop() // Stop reads once more, so the allocation is seen
-	kept = nil
-	if peak.Inuse < base.Inuse+60<<20 {
-		t.Errorf("peak HeapInuse %d, want at least %d above the base %d", peak.Inuse, 60<<20, base.Inuse)
+func (f *fakeHeap) read() HeapFigures {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	if f.reads == 1 {
+		return f.first
+	}
+	return f.then
+}
+
+// TestSamplerKeepsEachPeak: the in-use and live peaks are kept apart, and
+// Stop reads once more, so a figure that rose after the last tick counts
+// however few ticks there were.
+func TestSamplerKeepsEachPeak(t *testing.T) {
+	heap := &fakeHeap{first: HeapFigures{Inuse: 10, Live: 50}, then: HeapFigures{Inuse: 100, Live: 5}}
+	s := startSampler(time.Hour, heap.read)
+	got := s.Stop()
+	if want := (HeapFigures{Inuse: 100, Live: 50}); got != want {
+		t.Errorf("peaks %+v, want %+v", got, want)
+	}
+	if heap.reads != 2 {
+		t.Errorf("%d reads, want the first and the one Stop makes", heap.reads)
 	}
 }
 
-func TestObjectBytes(t *testing.T) {
-	got := ObjectBytes(2000, ClusterLayout)
-	if got < 2<<10 || got > 64<<10 {
-		t.Errorf("ObjectBytes = %v per pod, want a few KiB", got)
+func TestObjectBytesDividesTheGrowthByThePods(t *testing.T) {
+	heap := &fakeHeap{first: HeapFigures{Inuse: 1 << 20}, then: HeapFigures{Inuse: 1<<20 + 8000}}
+	if got := objectBytes(4, ClusterLayout, heap.read); got != 2000 {
+		t.Errorf("objectBytes = %v, want 8000 bytes over 4 pods", got)
 	}
 }

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"testing"
 	"time"
 )
 
@@ -22,13 +23,16 @@ const (
 // (the indexer, queue and lister groups).
 func (g Group) Micro() bool { return g == GroupIndexer || g == GroupQueue || g == GroupLister }
 
-// Workload is one measured scenario. Run performs one timed run with b; it
-// builds what it needs from fx (which it must not modify) and stops every
-// goroutine it started before returning.
+// Workload is one measured scenario, run by Run under testing.Benchmark. A
+// workload of a micro group times its operation in a `for b.Loop()` loop; any
+// other times one burst and reports how many events it timed (UnitEvents).
+// Both report their process CPU time through a CPUTimer. Run builds what it
+// needs from fx (which it must not modify) and stops every goroutine it
+// started before returning.
 type Workload struct {
 	Name  string
 	Group Group
-	Run   func(b *B, fx *Fixture) error
+	Run   func(b *testing.B, fx *Fixture) error
 }
 
 // Library is one cache package bound to the workloads.
@@ -53,7 +57,7 @@ type Sizes struct {
 	Events       int           // Modified events pushed through an informer
 	Window       time.Duration // how long a write-rate run counts events
 	BenchTime    time.Duration // how long a loop workload iterates
-	MaxN         int           // cap on loop iterations, zero for none
+	Iterations   int           // when set, loop workloads run exactly this many iterations instead
 	Timeout      time.Duration // give up on a run after this long
 }
 
@@ -72,7 +76,7 @@ var QuickSizes = Sizes{
 // TinySizes are for the test that runs every workload once.
 var TinySizes = Sizes{
 	Pods: 300, InformerPods: 100, Events: 300,
-	Window: 10 * time.Millisecond, BenchTime: time.Millisecond, MaxN: 2000, Timeout: 30 * time.Second,
+	Window: 10 * time.Millisecond, Iterations: 50, Timeout: 30 * time.Second,
 }
 
 // MemConfig configures the memory probe.

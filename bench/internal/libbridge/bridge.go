@@ -9,6 +9,7 @@ package libbridge
 import (
 	"context"
 	"fmt"
+	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -99,8 +100,8 @@ func start(ctx context.Context, inf informer) (stop func()) {
 // fanout times Sizes.Events Modified events from the first pushed until
 // each of n handlers saw the last version of every pod. One op is one
 // event; events/s is reported.
-func fanout(build builder, n int) func(*harness.B, *harness.Fixture) error {
-	return func(b *harness.B, fx *harness.Fixture) error {
+func fanout(build builder, n int) func(*testing.B, *harness.Fixture) error {
+	return func(b *testing.B, fx *harness.Fixture) error {
 		ctx, cancel := context.WithTimeout(context.Background(), fx.Sizes.Timeout)
 		defer cancel()
 		hs := harness.NewFanoutHandlers(fx, n)
@@ -123,8 +124,8 @@ var sink int
 
 // list times List of a synced informer's cache of Sizes.InformerPods pods,
 // through GetIndexer.
-func list(build builder) func(*harness.B, *harness.Fixture) error {
-	return func(b *harness.B, fx *harness.Fixture) error {
+func list(build builder) func(*testing.B, *harness.Fixture) error {
+	return func(b *testing.B, fx *harness.Fixture) error {
 		ctx, cancel := context.WithTimeout(context.Background(), fx.Sizes.Timeout)
 		defer cancel()
 		h := harness.NewCountingHandler(len(fx.InformerPods()), 0)
@@ -139,9 +140,11 @@ func list(build builder) func(*harness.B, *harness.Fixture) error {
 		if err := h.WaitAdds(ctx); err != nil {
 			return fmt.Errorf("initial sync: %w", err)
 		}
+		cpu := harness.StartLoop(b)
 		for b.Loop() {
 			sink += len(inf.list())
 		}
+		cpu.Report(b.N)
 		return nil
 	}
 }

@@ -25,12 +25,11 @@ func TestWorkloadsOnce(t *testing.T) {
 				t.Errorf("workload %d: bridge %s, native %s", j, w.Name, native.Workloads[j].Name)
 			}
 			t.Run(lib.Name+"/"+w.Name, func(t *testing.T) {
-				b := harness.NewB(fx.Sizes.BenchTime)
-				b.MaxN = fx.Sizes.MaxN
-				if err := w.Run(b, fx); err != nil {
+				res, err := harness.Run(w, fx.Sizes, fx)
+				if err != nil {
 					t.Fatal(err)
 				}
-				if ns := b.Result().NsPerOp; ns <= 0 || math.IsNaN(ns) {
+				if ns := res.NsPerOp; ns <= 0 || math.IsNaN(ns) {
 					t.Errorf("ns/op = %v, want a positive time", ns)
 				}
 			})

@@ -3,6 +3,7 @@ package libclientgo
 import (
 	"fmt"
 	"sync"
+	"testing"
 
 	cache "k8s.io/client-go/tools/cache"
 
@@ -58,34 +59,37 @@ func releaseSharedIndexer() {
 
 // indexerAdd times Add while an empty indexer grows to Sizes.Pods pods;
 // the indexer is replaced by an empty one, untimed, when it is full.
-func indexerAdd(b *harness.B, fx *harness.Fixture) error {
+func indexerAdd(b *testing.B, fx *harness.Fixture) error {
 	pods := fx.Pods()
 	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, indexers())
 	i := 0
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		if i == len(pods) {
-			b.StopTimer()
+			cpu.StopTimer()
 			idx = cache.NewIndexer(cache.MetaNamespaceKeyFunc, indexers())
 			i = 0
-			b.StartTimer()
+			cpu.StartTimer()
 		}
 		if err := idx.Add(pods[i]); err != nil {
 			return fmt.Errorf("add: %w", err)
 		}
 		i++
 	}
+	cpu.Report(b.N)
 	return nil
 }
 
 // indexerUpdate times Update on a full indexer, each pod in turn moving to
 // its next version and back; one update in ten changes the node index.
-func indexerUpdate(b *harness.B, fx *harness.Fixture) error {
+func indexerUpdate(b *testing.B, fx *harness.Fixture) error {
 	idx, err := filledIndexer(fx)
 	if err != nil {
 		return err
 	}
 	pods, updated := fx.Pods(), fx.Updated()
 	i, forward := 0, true
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		if i == len(pods) {
 			i, forward = 0, !forward
@@ -99,42 +103,46 @@ func indexerUpdate(b *harness.B, fx *harness.Fixture) error {
 		}
 		i++
 	}
+	cpu.Report(b.N)
 	return nil
 }
 
 // indexerDelete times Delete on a full indexer, refilled untimed once empty.
-func indexerDelete(b *harness.B, fx *harness.Fixture) error {
+func indexerDelete(b *testing.B, fx *harness.Fixture) error {
 	idx, err := filledIndexer(fx)
 	if err != nil {
 		return err
 	}
 	pods := fx.Pods()
 	i := 0
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		if i == len(pods) {
-			b.StopTimer()
+			cpu.StopTimer()
 			if idx, err = filledIndexer(fx); err != nil {
 				return err
 			}
 			i = 0
-			b.StartTimer()
+			cpu.StartTimer()
 		}
 		if err := idx.Delete(pods[i]); err != nil {
 			return fmt.Errorf("delete: %w", err)
 		}
 		i++
 	}
+	cpu.Report(b.N)
 	return nil
 }
 
 // indexerByIndex times ByIndex over the namespace, node and app indexes.
-func indexerByIndex(b *harness.B, fx *harness.Fixture) error {
+func indexerByIndex(b *testing.B, fx *harness.Fixture) error {
 	idx, err := sharedIndexer(fx)
 	if err != nil {
 		return err
 	}
 	queries := fx.IndexQueries()
 	i := 0
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		q := queries[i%len(queries)]
 		items, err := idx.ByIndex(q.Index, q.Value)
@@ -144,17 +152,19 @@ func indexerByIndex(b *harness.B, fx *harness.Fixture) error {
 		sink += len(items)
 		i++
 	}
+	cpu.Report(b.N)
 	return nil
 }
 
 // indexerIndexKeys times IndexKeys over the namespace, node and app indexes.
-func indexerIndexKeys(b *harness.B, fx *harness.Fixture) error {
+func indexerIndexKeys(b *testing.B, fx *harness.Fixture) error {
 	idx, err := sharedIndexer(fx)
 	if err != nil {
 		return err
 	}
 	queries := fx.IndexQueries()
 	i := 0
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		q := queries[i%len(queries)]
 		keys, err := idx.IndexKeys(q.Index, q.Value)
@@ -164,41 +174,47 @@ func indexerIndexKeys(b *harness.B, fx *harness.Fixture) error {
 		sink += len(keys)
 		i++
 	}
+	cpu.Report(b.N)
 	return nil
 }
 
 // indexerList times List of a full indexer.
-func indexerList(b *harness.B, fx *harness.Fixture) error {
+func indexerList(b *testing.B, fx *harness.Fixture) error {
 	idx, err := sharedIndexer(fx)
 	if err != nil {
 		return err
 	}
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		sink += len(idx.List())
 	}
+	cpu.Report(b.N)
 	return nil
 }
 
 // indexerListKeys times ListKeys of a full indexer.
-func indexerListKeys(b *harness.B, fx *harness.Fixture) error {
+func indexerListKeys(b *testing.B, fx *harness.Fixture) error {
 	idx, err := sharedIndexer(fx)
 	if err != nil {
 		return err
 	}
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		sink += len(idx.ListKeys())
 	}
+	cpu.Report(b.N)
 	return nil
 }
 
 // indexerGetByKey times GetByKey of present keys in a scattered order.
-func indexerGetByKey(b *harness.B, fx *harness.Fixture) error {
+func indexerGetByKey(b *testing.B, fx *harness.Fixture) error {
 	idx, err := sharedIndexer(fx)
 	if err != nil {
 		return err
 	}
 	keys := fx.Keys()
 	i := 0
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		_, ok, err := idx.GetByKey(keys[i%len(keys)])
 		if err != nil || !ok {
@@ -206,20 +222,23 @@ func indexerGetByKey(b *harness.B, fx *harness.Fixture) error {
 		}
 		i++
 	}
+	cpu.Report(b.N)
 	return nil
 }
 
 // indexerReplace times Replace of a full indexer with the same pods.
-func indexerReplace(b *harness.B, fx *harness.Fixture) error {
+func indexerReplace(b *testing.B, fx *harness.Fixture) error {
 	idx, err := filledIndexer(fx)
 	if err != nil {
 		return err
 	}
 	list, rv := fx.PodList(), fx.ListRV()
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		if err := idx.Replace(list, rv); err != nil {
 			return fmt.Errorf("replace: %w", err)
 		}
 	}
+	cpu.Report(b.N)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -52,8 +53,8 @@ func runInformer(ctx context.Context, inf cache.SharedIndexInformer) (stop func(
 // handler must have received every notification, one add per pod and one
 // update per event: a library that merged or lost any fails the run. One
 // op is one event.
-func informerEvents(handlers int) func(*harness.B, *harness.Fixture) error {
-	return func(b *harness.B, fx *harness.Fixture) error {
+func informerEvents(handlers int) func(*testing.B, *harness.Fixture) error {
+	return func(b *testing.B, fx *harness.Fixture) error {
 		ctx, cancel := context.WithTimeout(context.Background(), fx.Sizes.Timeout)
 		defer cancel()
 		hs := harness.NewFanoutHandlers(fx, handlers)
@@ -79,8 +80,8 @@ const inFlight = 4096
 // handler) during Sizes.Window while readers goroutines loop
 // ListAllByNamespace with the tier=web selector over its namespace of
 // Sizes.InformerPods pods. One op is one applied event.
-func writeRate(readers int) func(*harness.B, *harness.Fixture) error {
-	return func(b *harness.B, fx *harness.Fixture) (err error) {
+func writeRate(readers int) func(*testing.B, *harness.Fixture) error {
+	return func(b *testing.B, fx *harness.Fixture) (err error) {
 		ctx, cancel := context.WithTimeout(context.Background(), fx.Sizes.Timeout)
 		defer cancel()
 		pods := fx.InformerPods()
@@ -158,10 +159,9 @@ func writeRate(readers int) func(*harness.B, *harness.Fixture) error {
 
 		time.Sleep(fx.Sizes.Window / 4) // let the pipeline fill
 		events0, lists0 := h.Updates(), lists.Load()
-		b.ResetTimer()
-		b.StartTimer()
+		cpu := harness.StartCPUTimer(b)
 		time.Sleep(fx.Sizes.Window)
-		b.StopTimer()
+		cpu.StopTimer()
 		events, listed := h.Updates()-events0, lists.Load()-lists0
 		close(quit)
 		stop()
@@ -170,9 +170,10 @@ func writeRate(readers int) func(*harness.B, *harness.Fixture) error {
 			return firstErr
 		}
 		secs := b.Elapsed().Seconds()
-		b.SetN(int(events))
-		b.ReportMetric("events/s", float64(events)/secs)
-		b.ReportMetric("lists/s", float64(listed)/secs)
+		b.ReportMetric(float64(events), harness.UnitEvents)
+		cpu.Report(int(events))
+		b.ReportMetric(float64(events)/secs, "events/s")
+		b.ReportMetric(float64(listed)/secs, "lists/s")
 		return nil
 	}
 }

@@ -2,6 +2,7 @@ package libclientgo
 
 import (
 	"fmt"
+	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	cache "k8s.io/client-go/tools/cache"
@@ -20,13 +21,14 @@ func newPodCollector(n int) *podCollector { return &podCollector{pods: make([]*v
 func (c *podCollector) add(obj interface{}) { c.pods = append(c.pods, obj.(*v1.Pod)) }
 
 // listAll times ListAll with the tier=web selector over a full indexer.
-func listAll(b *harness.B, fx *harness.Fixture) error {
+func listAll(b *testing.B, fx *harness.Fixture) error {
 	idx, err := sharedIndexer(fx)
 	if err != nil {
 		return err
 	}
 	sel := fx.Selector()
 	c := newPodCollector(len(fx.Pods()))
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		c.pods = c.pods[:0]
 		if err := cache.ListAll(idx, sel, c.add); err != nil {
@@ -34,12 +36,13 @@ func listAll(b *harness.B, fx *harness.Fixture) error {
 		}
 		sink += len(c.pods)
 	}
+	cpu.Report(b.N)
 	return nil
 }
 
 // listAllByNamespace times ListAllByNamespace with the tier=web selector
 // over a full indexer, namespaces taken in turn.
-func listAllByNamespace(b *harness.B, fx *harness.Fixture) error {
+func listAllByNamespace(b *testing.B, fx *harness.Fixture) error {
 	idx, err := sharedIndexer(fx)
 	if err != nil {
 		return err
@@ -47,6 +50,7 @@ func listAllByNamespace(b *harness.B, fx *harness.Fixture) error {
 	sel, namespaces := fx.Selector(), fx.Namespaces()
 	c := newPodCollector(len(fx.Pods()))
 	i := 0
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		c.pods = c.pods[:0]
 		if err := cache.ListAllByNamespace(idx, namespaces[i%len(namespaces)], sel, c.add); err != nil {
@@ -55,5 +59,6 @@ func listAllByNamespace(b *harness.B, fx *harness.Fixture) error {
 		sink += len(c.pods)
 		i++
 	}
+	cpu.Report(b.N)
 	return nil
 }

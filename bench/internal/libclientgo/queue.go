@@ -2,6 +2,7 @@ package libclientgo
 
 import (
 	"fmt"
+	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,10 +34,11 @@ type fifo interface {
 }
 
 // addPop times one Add followed by one Pop.
-func addPop(b *harness.B, fx *harness.Fixture, q fifo) error {
+func addPop(b *testing.B, fx *harness.Fixture, q fifo) error {
 	defer q.Close()
 	pods := fx.Pods()
 	i := 0
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		if err := q.Add(pods[i%len(pods)]); err != nil {
 			return fmt.Errorf("add: %w", err)
@@ -46,6 +48,7 @@ func addPop(b *harness.B, fx *harness.Fixture, q fifo) error {
 		}
 		i++
 	}
+	cpu.Report(b.N)
 	return nil
 }
 
@@ -82,10 +85,11 @@ func (d *drainer) batch(deltas []cache.Delta, _ bool) error {
 // replaceDrain times Replace with every fixture pod followed by popping
 // (with popOne) until the queue is empty, that is the whole cost a relist
 // puts on the queue. A sentinel added after the Replace marks the end.
-func replaceDrain(b *harness.B, fx *harness.Fixture, q fifo, popOne func(*drainer) error) error {
+func replaceDrain(b *testing.B, fx *harness.Fixture, q fifo, popOne func(*drainer) error) error {
 	defer q.Close()
 	list, rv := fx.PodList(), fx.ListRV()
 	d := newDrainer()
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		if err := q.Replace(list, rv); err != nil {
 			return fmt.Errorf("replace: %w", err)
@@ -99,10 +103,11 @@ func replaceDrain(b *harness.B, fx *harness.Fixture, q fifo, popOne func(*draine
 			}
 		}
 	}
+	cpu.Report(b.N)
 	return nil
 }
 
-func deltaFIFOAddPop(b *harness.B, fx *harness.Fixture) error {
+func deltaFIFOAddPop(b *testing.B, fx *harness.Fixture) error {
 	q := cache.NewDeltaFIFOWithOptions(cache.DeltaFIFOOptions{
 		KeyFunction:           cache.MetaNamespaceKeyFunc,
 		EmitDeltaTypeReplaced: true,
@@ -112,7 +117,7 @@ func deltaFIFOAddPop(b *harness.B, fx *harness.Fixture) error {
 
 // deltaFIFOReplace replaces with known objects (an indexer already holding
 // every fixture pod) and drains with Pop.
-func deltaFIFOReplace(b *harness.B, fx *harness.Fixture) error {
+func deltaFIFOReplace(b *testing.B, fx *harness.Fixture) error {
 	known, err := filledIndexer(fx)
 	if err != nil {
 		return err
@@ -128,14 +133,14 @@ func deltaFIFOReplace(b *harness.B, fx *harness.Fixture) error {
 	})
 }
 
-func realFIFOAddPop(b *harness.B, fx *harness.Fixture) error {
+func realFIFOAddPop(b *testing.B, fx *harness.Fixture) error {
 	return addPop(b, fx, cache.NewRealFIFOWithOptions(informerRealFIFOOptions()))
 }
 
 // realFIFOReplace uses the non-atomic RealFIFO, which reconciles the list
 // against known objects (an indexer already holding every fixture pod),
 // and drains with PopBatch as the informer's controller does.
-func realFIFOReplace(b *harness.B, fx *harness.Fixture) error {
+func realFIFOReplace(b *testing.B, fx *harness.Fixture) error {
 	known, err := filledIndexer(fx)
 	if err != nil {
 		return err
@@ -149,7 +154,7 @@ func realFIFOReplace(b *harness.B, fx *harness.Fixture) error {
 
 // realFIFOReplaceAtomic uses the RealFIFO of a shared informer, which queues
 // a relist as one atomic item.
-func realFIFOReplaceAtomic(b *harness.B, fx *harness.Fixture) error {
+func realFIFOReplaceAtomic(b *testing.B, fx *harness.Fixture) error {
 	q := cache.NewRealFIFOWithOptions(informerRealFIFOOptions())
 	return replaceDrain(b, fx, q, func(d *drainer) error { return q.PopBatch(d.batch, d.single) })
 }

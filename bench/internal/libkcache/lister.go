@@ -4,6 +4,7 @@ package libkcache
 
 import (
 	"fmt"
+	"testing"
 
 	cache "github.com/kcache/cache"
 	v1 "k8s.io/api/core/v1"
@@ -22,13 +23,14 @@ func newPodCollector(n int) *podCollector { return &podCollector{pods: make([]*v
 func (c *podCollector) add(obj interface{}) { c.pods = append(c.pods, obj.(*v1.Pod)) }
 
 // listAll times ListAll with the tier=web selector over a full indexer.
-func listAll(b *harness.B, fx *harness.Fixture) error {
+func listAll(b *testing.B, fx *harness.Fixture) error {
 	idx, err := sharedIndexer(fx)
 	if err != nil {
 		return err
 	}
 	sel := fx.Selector()
 	c := newPodCollector(len(fx.Pods()))
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		c.pods = c.pods[:0]
 		if err := cache.ListAll(idx, sel, c.add); err != nil {
@@ -36,12 +38,13 @@ func listAll(b *harness.B, fx *harness.Fixture) error {
 		}
 		sink += len(c.pods)
 	}
+	cpu.Report(b.N)
 	return nil
 }
 
 // listAllByNamespace times ListAllByNamespace with the tier=web selector
 // over a full indexer, namespaces taken in turn.
-func listAllByNamespace(b *harness.B, fx *harness.Fixture) error {
+func listAllByNamespace(b *testing.B, fx *harness.Fixture) error {
 	idx, err := sharedIndexer(fx)
 	if err != nil {
 		return err
@@ -49,6 +52,7 @@ func listAllByNamespace(b *harness.B, fx *harness.Fixture) error {
 	sel, namespaces := fx.Selector(), fx.Namespaces()
 	c := newPodCollector(len(fx.Pods()))
 	i := 0
+	cpu := harness.StartLoop(b)
 	for b.Loop() {
 		c.pods = c.pods[:0]
 		if err := cache.ListAllByNamespace(idx, namespaces[i%len(namespaces)], sel, c.add); err != nil {
@@ -57,5 +61,6 @@ func listAllByNamespace(b *harness.B, fx *harness.Fixture) error {
 		sink += len(c.pods)
 		i++
 	}
+	cpu.Report(b.N)
 	return nil
 }
