@@ -39,7 +39,7 @@ func BenchmarkValueSharer_Pods(b *testing.B) {
 						b.Fatal(err)
 					}
 					if tt.share {
-						s.share(p)
+						p = shareCopy(s, p).(*v1.Pod)
 					}
 					kept[i] = p
 				}
