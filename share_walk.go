@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"strings"
+	"sync"
 	"unsafe"
 )
 
@@ -34,6 +35,9 @@ type change struct {
 	// address, so that replacing one costs no allocation.
 	shared unsafe.Pointer
 	n      int
+	// inPlace says v was made inside the copy of the frame holding it,
+	// which needs no setting.
+	inPlace bool
 }
 
 func (c change) ok() bool { return c.isStr || c.shared != nil || c.v.IsValid() }
@@ -64,6 +68,72 @@ func (c change) value(t reflect.Type) reflect.Value {
 	return v
 }
 
+// walker is one walk's state: the frames of the structs, arrays and slices
+// on the path from the root to the value walked now.
+type walker struct {
+	s      *valueSharer
+	frames []frame
+}
+
+// frame is a struct, array or slice on the walk's path. Structs and arrays
+// held inline in the frame above are copied inside that frame's copy, so
+// each is copied once whatever the depth of the part that changed.
+type frame struct {
+	orig reflect.Value
+	// out is orig's copy, once made.
+	out reflect.Value
+	// parent is the frame holding orig inline (as a field or an element),
+	// or -1 when orig has its own memory.
+	parent, index int
+}
+
+var walkers = sync.Pool{New: func() any { return &walker{frames: make([]frame, 0, 16)} }}
+
+// push starts the frame of v, held inline at index of frame parent (-1:
+// v has its own memory); it returns the frame's index.
+func (w *walker) push(v reflect.Value, parent, index int) int {
+	w.frames = append(w.frames, frame{orig: v, parent: parent, index: index})
+	return len(w.frames) - 1
+}
+
+// pop ends frame i, the last one, and returns what the walk made of its
+// value: its copy, if any. inPlace is true when that copy lies in the
+// parent's copy, which then needs no setting.
+func (w *walker) pop(i int) (out reflect.Value, inPlace bool) {
+	f := w.frames[i]
+	w.frames[i] = frame{}
+	w.frames = w.frames[:i]
+	return f.out, f.out.IsValid() && f.parent >= 0
+}
+
+// copyOf returns the copy of frame i's value, making it (and its parents')
+// on first use.
+func (w *walker) copyOf(i int) reflect.Value {
+	if out := w.frames[i].out; out.IsValid() {
+		return out
+	}
+	f := w.frames[i]
+	var out reflect.Value
+	switch {
+	case f.parent >= 0:
+		p := w.copyOf(f.parent)
+		if p.Kind() == reflect.Struct {
+			out = p.Field(f.index)
+		} else {
+			out = p.Index(f.index)
+		}
+	case f.orig.Kind() == reflect.Slice:
+		n := f.orig.Len()
+		out = reflect.MakeSlice(f.orig.Type(), n, n)
+		reflect.Copy(out, f.orig)
+	default:
+		out = reflect.New(f.orig.Type()).Elem()
+		out.Set(f.orig)
+	}
+	w.frames[i].out = out
+	return out
+}
+
 // share returns obj with its parts pointing at equal values already shared,
 // making the values of obj's parts shared for objects to come. obj is
 // never written: when a part changes, the result is a new object made of
@@ -79,7 +149,11 @@ func (s *valueSharer) share(obj interface{}) interface{} {
 	if e.Kind() != reflect.Struct && e.Kind() != reflect.Map {
 		return obj
 	}
-	_, c := s.walk(e, nil, 0, true)
+	w := walkers.Get().(*walker)
+	w.s = s
+	_, c := w.walk(e, nil, 0, true, -1, 0)
+	w.s = nil
+	walkers.Put(w)
 	if !c.ok() {
 		return obj
 	}
@@ -109,8 +183,10 @@ func mix(h, x uint64) uint64 { return (h ^ x) * hashPrime }
 // walk returns a hash of v's content and what v is to be replaced with. st
 // is the site of v's position, nil where v itself is not looked up (its
 // parts still are); settable is false under unexported fields, whose
-// values are only hashed (pointers there by address).
-func (s *valueSharer) walk(v reflect.Value, st *site, depth int, settable bool) (uint64, change) {
+// values are only hashed (pointers there by address). A struct or array v
+// is held inline at index of frame parent (-1: in memory of its own); its
+// copy is then made in the parent's, and the change returned says so.
+func (w *walker) walk(v reflect.Value, st *site, depth int, settable bool, parent, index int) (uint64, change) {
 	if depth > maxShareDepth {
 		return uint64(v.Kind()), change{}
 	}
@@ -130,19 +206,17 @@ func (s *valueSharer) walk(v reflect.Value, st *site, depth int, settable bool) 
 		c := v.Complex()
 		return mix(mix(hashOffset, math.Float64bits(real(c))), math.Float64bits(imag(c))), change{}
 	case reflect.String:
-		return s.walkString(v, st, settable)
-	case reflect.Struct:
-		return s.walkStruct(v, depth, settable)
+		return w.s.walkString(v, st, settable)
+	case reflect.Struct, reflect.Array:
+		return w.walkInline(v, depth, settable, parent, index)
 	case reflect.Pointer:
-		return s.walkPointer(v, st, depth, settable)
+		return w.walkPointer(v, st, depth, settable)
 	case reflect.Slice:
-		return s.walkSlice(v, st, depth, settable)
-	case reflect.Array:
-		return s.walkArray(v, depth, settable)
+		return w.walkSlice(v, st, depth, settable)
 	case reflect.Map:
-		return s.walkMap(v, st, depth, settable)
+		return w.walkMap(v, st, depth, settable)
 	case reflect.Interface:
-		return s.walkInterface(v, depth, settable)
+		return w.walkInterface(v, depth, settable)
 	}
 	// Funcs, channels, unsafe pointers: by address; reflect.DeepEqual
 	// holds no two non-nil ones equal, so they are never shared.
@@ -174,26 +248,38 @@ func (s *valueSharer) walkString(v reflect.Value, st *site, settable bool) (uint
 	return h, change{s: own, isStr: true}
 }
 
-func (s *valueSharer) walkStruct(v reflect.Value, depth int, settable bool) (uint64, change) {
-	plan := s.structPlanOf(v.Type())
-	h := uint64(hashOffset + 5)
-	var out reflect.Value
-	for i := range plan.fields {
-		f := &plan.fields[i]
-		fh, c := s.walk(v.Field(f.index), f.site, depth+1, settable && f.exported)
-		h = mix(h, fh)
-		if c.ok() {
-			if !out.IsValid() {
-				out = reflect.New(v.Type()).Elem()
-				out.Set(v)
+// walkInline walks a struct or an array, whose fields or elements are
+// held inline.
+func (w *walker) walkInline(v reflect.Value, depth int, settable bool, parent, index int) (uint64, change) {
+	self := w.push(v, parent, index)
+	var h uint64
+	if v.Kind() == reflect.Struct {
+		plan := w.s.structPlanOf(v.Type())
+		h = hashOffset + 5
+		for i := range plan.fields {
+			f := &plan.fields[i]
+			fh, c := w.walk(v.Field(f.index), f.site, depth+1, settable && f.exported, self, f.index)
+			h = mix(h, fh)
+			if c.ok() && !c.inPlace {
+				c.setTo(w.copyOf(self).Field(f.index))
 			}
-			c.setTo(out.Field(f.index))
+		}
+	} else {
+		cs := w.s.containerSitesOf(v.Type())
+		h = hashOffset + 6
+		for i := range v.Len() {
+			eh, c := w.walk(v.Index(i), &cs.elem, depth+1, settable, self, i)
+			h = mix(h, eh)
+			if c.ok() && !c.inPlace {
+				c.setTo(w.copyOf(self).Index(i))
+			}
 		}
 	}
-	return h, change{v: out}
+	out, inPlace := w.pop(self)
+	return h, change{v: out, inPlace: inPlace}
 }
 
-func (s *valueSharer) walkPointer(v reflect.Value, st *site, depth int, settable bool) (uint64, change) {
+func (w *walker) walkPointer(v reflect.Value, st *site, depth int, settable bool) (uint64, change) {
 	if v.IsNil() {
 		return 3, change{}
 	}
@@ -202,7 +288,7 @@ func (s *valueSharer) walkPointer(v reflect.Value, st *site, depth int, settable
 		// address, without descending.
 		return mix(hashOffset+4, uint64(uintptr(v.UnsafePointer()))), change{}
 	}
-	eh, c := s.walk(v.Elem(), nil, depth+1, true)
+	eh, c := w.walk(v.Elem(), nil, depth+1, true, -1, 0)
 	h := mix(hashOffset+4, eh)
 	cur, owned := v, false
 	if c.ok() {
@@ -214,10 +300,10 @@ func (s *valueSharer) walkPointer(v reflect.Value, st *site, depth int, settable
 		}
 		owned = true
 	}
-	return h, s.settle(v, cur, owned, st, h, 0)
+	return h, w.s.settle(v, cur, owned, st, h, 0)
 }
 
-func (s *valueSharer) walkSlice(v reflect.Value, st *site, depth int, settable bool) (uint64, change) {
+func (w *walker) walkSlice(v reflect.Value, st *site, depth int, settable bool) (uint64, change) {
 	if v.IsNil() {
 		return 10, change{}
 	}
@@ -225,84 +311,64 @@ func (s *valueSharer) walkSlice(v reflect.Value, st *site, depth int, settable b
 	h := mix(hashOffset+11, uint64(n))
 	var out reflect.Value
 	if v.Type().Elem().Kind() == reflect.Uint8 {
-		h = mix(h, maphash.Bytes(s.seed, v.Bytes()))
+		h = mix(h, maphash.Bytes(w.s.seed, v.Bytes()))
 	} else {
-		cs := s.containerSitesOf(v.Type())
+		cs := w.s.containerSitesOf(v.Type())
+		self := w.push(v, -1, 0)
 		for i := range n {
-			eh, c := s.walk(v.Index(i), &cs.elem, depth+1, settable)
+			eh, c := w.walk(v.Index(i), &cs.elem, depth+1, settable, self, i)
 			h = mix(h, eh)
-			if c.ok() {
-				if !out.IsValid() {
-					out = reflect.MakeSlice(v.Type(), n, n)
-					reflect.Copy(out, v)
-				}
-				c.setTo(out.Index(i))
+			if c.ok() && !c.inPlace {
+				c.setTo(w.copyOf(self).Index(i))
 			}
 		}
+		out, _ = w.pop(self)
 	}
 	if n == 0 || !settable {
 		return h, change{v: out}
 	}
 	if out.IsValid() {
-		return h, s.settle(v, out, true, st, h, n)
+		return h, w.s.settle(v, out, true, st, h, n)
 	}
-	return h, s.settle(v, v, false, st, h, n)
+	return h, w.s.settle(v, v, false, st, h, n)
 }
 
-func (s *valueSharer) walkArray(v reflect.Value, depth int, settable bool) (uint64, change) {
-	h := uint64(hashOffset + 6)
-	cs := s.containerSitesOf(v.Type())
-	var out reflect.Value
-	for i := range v.Len() {
-		eh, c := s.walk(v.Index(i), &cs.elem, depth+1, settable)
-		h = mix(h, eh)
-		if c.ok() {
-			if !out.IsValid() {
-				out = reflect.New(v.Type()).Elem()
-				out.Set(v)
-			}
-			c.setTo(out.Index(i))
-		}
-	}
-	return h, change{v: out}
-}
-
-func (s *valueSharer) walkMap(v reflect.Value, st *site, depth int, settable bool) (uint64, change) {
+func (w *walker) walkMap(v reflect.Value, st *site, depth int, settable bool) (uint64, change) {
 	if v.IsNil() {
 		return 12, change{}
 	}
 	// First the content hash, read-only: when an equal map is shared, the
 	// whole map is replaced and its entries need no work.
-	sum := s.hashEntries(v, depth)
+	sum := w.hashEntries(v, depth)
 	h := mix(hashOffset+13, sum)
 	if !settable {
 		return h, change{}
 	}
-	if c, found := s.findShared(v, v, st, h, v.Len()); found {
+	if c, found := w.s.findShared(v, v, st, h, v.Len()); found {
 		return h, c
 	}
-	out := s.shareEntries(v, depth)
+	out := w.shareEntries(v, depth)
 	if out.IsValid() {
-		return h, s.keepShared(out, true, st, h, v.Len())
+		return h, w.s.keepShared(out, true, st, h, v.Len())
 	}
-	return h, s.keepShared(v, false, st, h, v.Len())
+	return h, w.s.keepShared(v, false, st, h, v.Len())
 }
 
 // hashEntries returns a hash of map v's entries, independent of their
 // order; it shares nothing.
-func (s *valueSharer) hashEntries(v reflect.Value, depth int) uint64 {
+func (w *walker) hashEntries(v reflect.Value, depth int) uint64 {
 	var sum uint64
 	if m, ok := asStringMap(v); ok {
 		for k, e := range m {
-			sum += mix(mix(hashOffset, maphash.String(s.seed, k)), maphash.String(s.seed, e))
+			sum += mix(mix(hashOffset, maphash.String(w.s.seed, k)), maphash.String(w.s.seed, e))
 		}
 		return sum
 	}
 	e := newMapEntry(v)
 	for it := v.MapRange(); it.Next(); {
 		key, val := e.read(it)
-		kh, _ := s.walk(key, nil, depth+1, false)
-		vh, _ := s.walk(val, nil, depth+1, false)
+		kh, _ := w.walk(key, nil, depth+1, false, -1, 0)
+		vh, _ := w.walk(val, nil, depth+1, false, -1, 0)
 		sum += mix(mix(hashOffset, kh), vh)
 	}
 	return sum
@@ -311,14 +377,14 @@ func (s *valueSharer) hashEntries(v reflect.Value, depth int) uint64 {
 // shareEntries shares the keys and values of map v, which is not shared
 // as a whole, and returns the copy of v with entries replaced, or an
 // invalid value when none is.
-func (s *valueSharer) shareEntries(v reflect.Value, depth int) reflect.Value {
+func (w *walker) shareEntries(v reflect.Value, depth int) reflect.Value {
 	t := v.Type()
-	cs := s.containerSitesOf(t)
+	cs := w.s.containerSitesOf(t)
 	var out reflect.Value
 	for it := v.MapRange(); it.Next(); {
 		k, e := it.Key(), it.Value()
-		_, ck := s.walk(k, &cs.key, depth+1, true)
-		_, ce := s.walk(e, &cs.elem, depth+1, true)
+		_, ck := w.walk(k, &cs.key, depth+1, true, -1, 0)
+		_, ce := w.walk(e, &cs.elem, depth+1, true, -1, 0)
 		if !ck.ok() && !ce.ok() {
 			continue
 		}
@@ -341,7 +407,7 @@ func (s *valueSharer) shareEntries(v reflect.Value, depth int) reflect.Value {
 // walkInterface hashes the dynamic value of v. Maps and strings held in
 // it are looked up as values of their own position (unstructured
 // content); pointers and slices are not, but their parts are.
-func (s *valueSharer) walkInterface(v reflect.Value, depth int, settable bool) (uint64, change) {
+func (w *walker) walkInterface(v reflect.Value, depth int, settable bool) (uint64, change) {
 	if v.IsNil() {
 		return 7, change{}
 	}
@@ -350,13 +416,13 @@ func (s *valueSharer) walkInterface(v reflect.Value, depth int, settable bool) (
 	var c change
 	switch {
 	case !settable:
-		h, _ = s.walk(e, nil, depth+1, false)
+		h, _ = w.walk(e, nil, depth+1, false, -1, 0)
 	case e.Kind() == reflect.Map || e.Kind() == reflect.String:
-		h, c = s.walk(e, &s.containerSitesOf(e.Type()).held, depth+1, true)
+		h, c = w.walk(e, &w.s.containerSitesOf(e.Type()).held, depth+1, true, -1, 0)
 	case e.Kind() == reflect.Pointer || e.Kind() == reflect.Slice:
-		h, c = s.walk(e, nil, depth+1, true)
+		h, c = w.walk(e, nil, depth+1, true, -1, 0)
 	default:
-		h, _ = s.walk(e, nil, depth+1, false)
+		h, _ = w.walk(e, nil, depth+1, false, -1, 0)
 	}
 	if !c.ok() {
 		return h, change{}
