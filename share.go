@@ -68,9 +68,16 @@ type shareShard struct {
 // shareKey identifies a value by its type, content hash and length (of a
 // string or slice; 0 otherwise).
 type shareKey struct {
-	typ  reflect.Type
+	typ  unsafe.Pointer // typeID
 	hash uint64
 	n    int
+}
+
+// typeID is what identifies t in a shareKey: the address of its type
+// descriptor, one per type, cheaper to hash than the reflect.Type
+// interface.
+func typeID(t reflect.Type) unsafe.Pointer {
+	return (*[2]unsafe.Pointer)(unsafe.Pointer(&t))[1]
 }
 
 // site counts the lookups made for values at one position (a struct field,

@@ -9,22 +9,22 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// shareValuesEnv switches on the sharing of equal parts of cached objects
-// (share.go) for every informer of the process when set to a true value.
-// The objects a ListerWatcher or transform returned are never written
-// (shareCopy).
+// shareValuesEnv switches off, when set to a false value, the sharing of
+// equal parts of cached objects (share.go) for every informer of the
+// process; it is on by default. The objects a ListerWatcher or transform
+// returned are never written (shareCopy).
 const shareValuesEnv = "KCACHE_SHARE_VALUES"
 
 // shareValuesEnabled reads shareValuesEnv once.
 var shareValuesEnabled = sync.OnceValue(func() bool {
 	raw, set := os.LookupEnv(shareValuesEnv)
-	if !set {
-		return false
+	if !set || raw == "" {
+		return true
 	}
 	on, err := strconv.ParseBool(raw)
 	if err != nil {
-		klog.Background().Error(err, "Ignoring a setting that is not a boolean; sharing stays off", "variable", shareValuesEnv, "value", raw)
-		return false
+		klog.Background().Error(err, "Ignoring a setting that is not a boolean; sharing stays on", "variable", shareValuesEnv, "value", raw)
+		return true
 	}
 	return on
 })

@@ -229,7 +229,7 @@ func (s *valueSharer) walkString(v reflect.Value, st *site, settable bool) (uint
 	if st == nil || !settable || len(str) == 0 || !st.enabled() {
 		return h, change{}
 	}
-	key := shareKey{typ: v.Type(), hash: h, n: len(str)}
+	key := shareKey{typ: typeID(v.Type()), hash: h, n: len(str)}
 	sh := &s.shards[h%shareShards]
 	if p := sh.lookup(key); p != nil {
 		if canon := unsafe.String(p, len(str)); canon == str {
@@ -452,7 +452,7 @@ func (s *valueSharer) findShared(orig, cur reflect.Value, st *site, h uint64, n 
 	if st == nil || !st.enabled() {
 		return change{}, false
 	}
-	p := s.shards[h%shareShards].lookup(shareKey{typ: cur.Type(), hash: h, n: n})
+	p := s.shards[h%shareShards].lookup(shareKey{typ: typeID(cur.Type()), hash: h, n: n})
 	if p == nil {
 		return change{}, false
 	}
@@ -477,7 +477,7 @@ func (s *valueSharer) keepShared(cur reflect.Value, owned bool, st *site, h uint
 		if !owned {
 			cur, owned = heapCopy(cur, n), true
 		}
-		s.shards[h%shareShards].insert(shareKey{typ: cur.Type(), hash: h, n: n}, (*byte)(cur.UnsafePointer()))
+		s.shards[h%shareShards].insert(shareKey{typ: typeID(cur.Type()), hash: h, n: n}, (*byte)(cur.UnsafePointer()))
 	}
 	if owned {
 		return change{v: cur}
