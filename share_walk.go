@@ -63,6 +63,9 @@ func (c change) value(t reflect.Type) reflect.Value {
 	if !c.isStr && c.shared == nil {
 		return c.v
 	}
+	// reflect.New here and below is the reflect package's, not this
+	// package's New (controller.go): the walk refers to nothing above the
+	// stores.
 	v := reflect.New(t).Elem()
 	c.setTo(v)
 	return v
