@@ -67,7 +67,9 @@ func (h *CountingHandler) ExpectFinal(minRV uint64, n int) {
 	h.finalRV, h.finalTarget, h.finalsDone = minRV, int64(n), make(chan struct{})
 }
 
-// WaitFinal waits for the target set by ExpectFinal.
+// WaitFinal waits for the target set by ExpectFinal. Once it returned, the
+// counts include the update that reached the target and every one before
+// it, so CheckDelivered can be called at once.
 func (h *CountingHandler) WaitFinal(ctx context.Context) error {
 	return h.wait(ctx, h.finalsDone, "final versions")
 }
@@ -89,11 +91,10 @@ func (h *CountingHandler) SignalProgress(ch chan struct{}, n int) {
 	h.progress, h.progressEvery = ch, int64(n)
 }
 
-// OnUpdate counts an update.
+// OnUpdate counts an update. It counts it before it signals anything, and
+// signals the final versions last: a waiter woken by WaitFinal reads every
+// count of this handler's notifications, this one included.
 func (h *CountingHandler) OnUpdate(_, newObj interface{}) {
-	if h.finalsDone != nil {
-		h.countFinal(newObj)
-	}
 	n := h.updates.Add(1)
 	if n == h.updateTarget {
 		close(h.updatesDone)
@@ -103,6 +104,9 @@ func (h *CountingHandler) OnUpdate(_, newObj interface{}) {
 		case h.progress <- struct{}{}:
 		default:
 		}
+	}
+	if h.finalsDone != nil {
+		h.countFinal(newObj)
 	}
 }
 

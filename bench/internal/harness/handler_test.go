@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	v1 "k8s.io/api/core/v1"
 )
 
 func TestCountingHandler(t *testing.T) {
@@ -57,6 +59,44 @@ func TestCountingHandlerFinalVersions(t *testing.T) {
 	h.OnUpdate(nil, pod(11))
 	if err := h.WaitFinal(canceled); err != nil {
 		t.Fatalf("WaitFinal = %v after two final versions", err)
+	}
+}
+
+// watchedPod is a pod that records the handler's update count when the
+// handler reads its resourceVersion to decide whether it is a final one.
+type watchedPod struct {
+	*v1.Pod
+	h    *CountingHandler
+	seen int64
+}
+
+func (p *watchedPod) GetResourceVersion() string {
+	p.seen = p.h.Updates()
+	return p.Pod.GetResourceVersion()
+}
+
+// TestCountingHandlerCountsBeforeFinal checks that an update is counted
+// before its final version is examined and may close WaitFinal's channel:
+// otherwise a waiter woken by the last final version could call
+// CheckDelivered before that update is counted and report one missing.
+func TestCountingHandlerCountsBeforeFinal(t *testing.T) {
+	tests := map[string]struct {
+		rv       uint64
+		wantSeen int64
+	}{
+		"the final version":  {rv: 10, wantSeen: 1},
+		"an earlier version": {rv: 3, wantSeen: 1},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			h := NewCountingHandler(0, 1)
+			h.ExpectFinal(10, 1)
+			p := &watchedPod{Pod: ClusterLayout.Pod(0, tc.rv, 0), h: h}
+			h.OnUpdate(nil, p)
+			if p.seen != tc.wantSeen {
+				t.Errorf("the handler had counted %d updates when it examined the version, want %d", p.seen, tc.wantSeen)
+			}
+		})
 	}
 }
 
