@@ -555,6 +555,11 @@ func newSharingInformerQueue(logger klog.Logger, objectType any, clientState Sto
 	}
 	if sharer != nil {
 		q.ownerTransform, q.valueSharing = transform, true
+		if !atomicEvents {
+			// Sharing prepares listed objects as they arrive; without
+			// AtomicFIFO a relist still hands on fresh ones, as client-go's.
+			q.consumerCache = nil
+		}
 	}
 	return q
 }

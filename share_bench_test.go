@@ -8,8 +8,9 @@ import (
 )
 
 // BenchmarkValueSharer_Pods decodes pods from their protobuf form, as an
-// informer receives them, with and without sharing, and reports the live
-// heap per pod kept.
+// informer receives them, with and without sharing (as an informer's queue
+// does it: shareCopy), and reports the live heap per pod kept. Only the
+// decoding and sharing are timed, not the collections around them.
 func BenchmarkValueSharer_Pods(b *testing.B) {
 	const pods = 2000
 	wire := make([][]byte, pods)
@@ -28,10 +29,12 @@ func BenchmarkValueSharer_Pods(b *testing.B) {
 			var kept []*v1.Pod
 			var heap float64
 			for b.Loop() {
+				b.StopTimer()
 				s := newValueSharer()
 				runtime.GC()
 				var before runtime.MemStats
 				runtime.ReadMemStats(&before)
+				b.StartTimer()
 				kept = make([]*v1.Pod, pods)
 				for i, data := range wire {
 					p := &v1.Pod{}
@@ -39,7 +42,7 @@ func BenchmarkValueSharer_Pods(b *testing.B) {
 						b.Fatal(err)
 					}
 					if tt.share {
-						s.share(p)
+						p = shareCopy(s, p).(*v1.Pod)
 					}
 					kept[i] = p
 				}

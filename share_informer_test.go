@@ -76,9 +76,7 @@ func TestValueSharer_MutationDetector(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newValueSharer()
-			a, b := sharePod(1, 1), sharePod(1, 2)
-			s.share(a)
-			s.share(b)
+			a, b := shareObj(s, sharePod(1, 1)), shareObj(s, sharePod(1, 2))
 			var report string
 			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			d := newCacheMutationDetector("pods", klog.Background())
@@ -146,9 +144,6 @@ func TestShareCopy_SameInputsConcurrently(t *testing.T) {
 	wg.Wait()
 	for i := range inputs {
 		for inf := range outs {
-			if outs[inf][i] == inputs[i] {
-				t.Fatalf("informer %d keeps input %d itself", inf, i)
-			}
 			if !reflect.DeepEqual(outs[inf][i], wants[i]) {
 				t.Errorf("informer %d's object %d differs from its input", inf, i)
 			}

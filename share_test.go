@@ -42,6 +42,9 @@ func sharePod(rs, i int) *v1.Pod {
 	}
 }
 
+// shareObj shares obj's parts through s and returns the object to keep.
+func shareObj[T any](s *valueSharer, obj T) T { return s.share(obj).(T) }
+
 func sameSlice[T any](a, b []T) bool {
 	return len(a) > 0 && len(b) > 0 && unsafe.SliceData(a) == unsafe.SliceData(b)
 }
@@ -75,12 +78,14 @@ func TestValueSharer_SharesEqualPartsOnly(t *testing.T) {
 		}, false},
 	}
 	s := newValueSharer()
-	a, b := sharePod(1, 1), sharePod(1, 2)
-	wantA, wantB := a.DeepCopy(), b.DeepCopy()
-	s.share(a)
-	s.share(b)
+	inA, inB := sharePod(1, 1), sharePod(1, 2)
+	wantA, wantB := inA.DeepCopy(), inB.DeepCopy()
+	a, b := shareObj(s, inA), shareObj(s, inB)
 	if !reflect.DeepEqual(a, wantA) || !reflect.DeepEqual(b, wantB) {
 		t.Fatal("sharing changed an object's content")
+	}
+	if !reflect.DeepEqual(inA, wantA) || !reflect.DeepEqual(inB, wantB) {
+		t.Fatal("sharing wrote into its input")
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,10 +98,9 @@ func TestValueSharer_SharesEqualPartsOnly(t *testing.T) {
 
 func TestValueSharer_OtherReplicaSetsKeepTheirOwn(t *testing.T) {
 	s := newValueSharer()
-	a, b := sharePod(1, 1), sharePod(2, 1)
+	a, b := shareObj(s, sharePod(1, 1)), sharePod(2, 1)
 	wantB := b.DeepCopy()
-	s.share(a)
-	s.share(b)
+	b = shareObj(s, b)
 	if !reflect.DeepEqual(b, wantB) {
 		t.Fatal("sharing changed an object's content")
 	}
@@ -112,8 +116,7 @@ func TestValueSharer_SharedSlicesCannotBeAppendedInto(t *testing.T) {
 	s := newValueSharer()
 	a, b := sharePod(1, 1), sharePod(1, 2)
 	a.Spec.Containers[0].Env = append(make([]v1.EnvVar, 0, 8), a.Spec.Containers[0].Env...)
-	s.share(a)
-	s.share(b)
+	a, b = shareObj(s, a), shareObj(s, b)
 	env := b.Spec.Containers[0].Env
 	if !sameSlice(a.Spec.Containers[0].Env, env) {
 		t.Fatal("env not shared")
@@ -129,9 +132,7 @@ func TestValueSharer_SharedSlicesCannotBeAppendedInto(t *testing.T) {
 
 func TestValueSharer_DeepCopyIsIndependent(t *testing.T) {
 	s := newValueSharer()
-	a, b := sharePod(1, 1), sharePod(1, 2)
-	s.share(a)
-	s.share(b)
+	a, b := shareObj(s, sharePod(1, 1)), shareObj(s, sharePod(1, 2))
 	c := b.DeepCopy()
 	c.Labels["tier"] = "db"
 	c.Spec.Containers[0].Env[0].Value = "changed"
@@ -151,12 +152,14 @@ func TestValueSharer_Unstructured(t *testing.T) {
 		}}
 	}
 	s := newValueSharer()
-	a, b := obj("a"), obj("b")
-	wantA, wantB := a.DeepCopy(), b.DeepCopy()
-	s.share(a)
-	s.share(b)
+	inA, inB := obj("a"), obj("b")
+	wantA, wantB := inA.DeepCopy(), inB.DeepCopy()
+	a, b := shareObj(s, inA), shareObj(s, inB)
 	if !reflect.DeepEqual(a, wantA) || !reflect.DeepEqual(b, wantB) {
 		t.Fatal("sharing changed an object's content")
+	}
+	if !reflect.DeepEqual(inA, wantA) || !reflect.DeepEqual(inB, wantB) {
+		t.Fatal("sharing wrote into its input")
 	}
 	if !sameMap(a.Object["data"].(map[string]interface{}), b.Object["data"].(map[string]interface{})) {
 		t.Error("equal data maps are not shared")
@@ -187,9 +190,7 @@ func TestValueSharer_Concurrent(t *testing.T) {
 	for g := range pods {
 		wg.Go(func() {
 			for i := range 200 {
-				p := sharePod(i%5, g*1000+i)
-				s.share(p)
-				pods[g] = append(pods[g], p)
+				pods[g] = append(pods[g], shareObj(s, sharePod(i%5, g*1000+i)))
 			}
 		})
 	}

@@ -23,6 +23,7 @@ else
   trap '"$KAS" stop >/dev/null 2>&1 || true' EXIT
   trap '"$KAS" stop >/dev/null 2>&1 || true; exit 130' INT TERM
   began=$SECONDS
+  mkdir -p "$ROOT/kas/.cache"
   if ! "$KAS" start >/dev/null 2>"$ROOT/kas/.cache/e2e-start.log"; then
     say "FAILED: the API server did not start; see $ROOT/kas/.cache/e2e-start.log and $ROOT/kas/.cache/run/kas.log"
     exit 1

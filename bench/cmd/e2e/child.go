@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -127,7 +128,7 @@ func spawnChild(ctx context.Context, opts options, v variant, bin string, pods i
 		args = append(args, "-heapprofile="+opts.heapProf+"."+v.Name())
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "KCACHE_SHARE_VALUES="+strconv.FormatBool(v.Share))
+	cmd.Env = childEnv(os.Environ(), v)
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, progress
 	if err := cmd.Run(); err != nil {
@@ -139,3 +140,23 @@ func spawnChild(ctx context.Context, opts options, v variant, bin string, pods i
 	}
 	return res, nil
 }
+
+// childEnv is the environment of v's child: the parent's, with
+// KCACHE_SHARE_VALUES=false for a -noshare variant and without any
+// KCACHE_SHARE_VALUES otherwise, so that kcache runs as it does by default.
+func childEnv(parent []string, v variant) []string {
+	env := make([]string, 0, len(parent)+1)
+	for _, kv := range parent {
+		if !strings.HasPrefix(kv, shareValuesEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	if v.NoShare {
+		env = append(env, shareValuesEnv+"=false")
+	}
+	return env
+}
+
+// shareValuesEnv is kcache's switch for sharing equal parts of cached
+// objects.
+const shareValuesEnv = "KCACHE_SHARE_VALUES"

@@ -54,9 +54,8 @@ func find(results []result, name string) (result, bool) {
 }
 
 // writeReport prints the table, then the ratios, and as its last line the
-// summary of kcache as README tells users to run it for memory (sharing
-// on) against client-go; without a kcache+share result, of kcache's
-// default.
+// summary of kcache as it runs by default (sharing on) against client-go;
+// without a kcache result, of the first kcache variant.
 func writeReport(w io.Writer, results []result) error {
 	var b strings.Builder
 	b.WriteString("\n| | " + names(results) + " |\n|---|" + strings.Repeat("---:|", len(results)) + "\n")
@@ -88,9 +87,7 @@ func writeReport(w io.Writer, results []result) error {
 			b.WriteString(r.Variant.Name() + " vs client-go: " + summary(r, cg) + "\n")
 		}
 	}
-	if kc, ok := find(results, "kcache+share"); ok {
-		last = kc
-	} else if kc, ok := find(results, "kcache"); ok {
+	if kc, ok := find(results, "kcache"); ok {
 		last = kc
 	}
 	if last.Variant.Lib != "" {

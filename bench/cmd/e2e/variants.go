@@ -14,15 +14,16 @@ import (
 type variant struct {
 	Lib string // libclientgo.LibName or libkcache.LibName
 	Tag string // build tag of the child binary, "" for none
-	// Share runs kcache with KCACHE_SHARE_VALUES=true.
-	Share bool
+	// NoShare runs kcache with KCACHE_SHARE_VALUES=false (sharing equal
+	// parts of cached objects is kcache's default).
+	NoShare bool
 }
 
 // Name is how the variant is named in flags and reports.
 func (v variant) Name() string {
 	name := v.Lib
-	if v.Share {
-		name += "+share"
+	if v.NoShare {
+		name += "-noshare"
 	}
 	if v.Tag != "" {
 		name += "+" + v.Tag
@@ -38,9 +39,9 @@ const fieldsV1String = "fieldsv1string"
 var allVariants = []variant{
 	{Lib: libclientgo.LibName},
 	{Lib: libkcache.LibName},
-	{Lib: libkcache.LibName, Share: true},
+	{Lib: libkcache.LibName, NoShare: true},
 	{Lib: libclientgo.LibName, Tag: fieldsV1String},
-	{Lib: libkcache.LibName, Share: true, Tag: fieldsV1String},
+	{Lib: libkcache.LibName, Tag: fieldsV1String},
 }
 
 func variantNames() string {

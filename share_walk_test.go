@@ -1,0 +1,206 @@
+package cache
+
+import (
+	"reflect"
+	"slices"
+	"sync"
+	"testing"
+	"unsafe"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// references lists every address obj refers to (pointers, slices' and
+// strings' data, maps), sorted: if a walk replaced any reference inside
+// obj, even by an equal value, the list changes.
+func references(obj interface{}) []uintptr {
+	var out []uintptr
+	var visit func(v reflect.Value, depth int)
+	visit = func(v reflect.Value, depth int) {
+		if depth > 100 {
+			return
+		}
+		switch v.Kind() {
+		case reflect.String:
+			out = append(out, uintptr(unsafe.Pointer(unsafe.StringData(v.String()))))
+		case reflect.Pointer:
+			out = append(out, uintptr(v.UnsafePointer()))
+			if !v.IsNil() {
+				visit(v.Elem(), depth+1)
+			}
+		case reflect.Slice:
+			out = append(out, uintptr(v.UnsafePointer()), uintptr(v.Cap()))
+			for i := range v.Len() {
+				visit(v.Index(i), depth+1)
+			}
+		case reflect.Array:
+			for i := range v.Len() {
+				visit(v.Index(i), depth+1)
+			}
+		case reflect.Map:
+			out = append(out, uintptr(v.UnsafePointer()))
+			for it := v.MapRange(); it.Next(); {
+				visit(it.Key(), depth+1)
+				visit(it.Value(), depth+1)
+			}
+		case reflect.Interface:
+			if !v.IsNil() {
+				visit(v.Elem(), depth+1)
+			}
+		case reflect.Struct:
+			for i := range v.NumField() {
+				visit(v.Field(i), depth+1)
+			}
+		}
+	}
+	visit(reflect.ValueOf(obj), 0)
+	slices.Sort(out)
+	return out
+}
+
+// walkNode is a type of this test's own, with parts of every kind the walk
+// replaces and an unexported one it must leave alone.
+type walkNode struct {
+	Ptr    *walkLeaf
+	Slice  []walkLeaf
+	Map    map[string]walkLeaf
+	Str    string
+	Arr    [2]*walkLeaf
+	Any    interface{}
+	Bytes  []byte
+	hidden *walkLeaf
+	secret map[int]walkLeaf
+}
+
+type walkLeaf struct {
+	N    int
+	Name string
+	Tags []string
+}
+
+func newWalkNode(n int) *walkNode {
+	leaf := func() *walkLeaf { return &walkLeaf{N: n, Name: string([]byte("leaf")), Tags: []string{"a", "b"}} }
+	return &walkNode{
+		Ptr:    leaf(),
+		Slice:  []walkLeaf{*leaf(), *leaf()},
+		Map:    map[string]walkLeaf{string([]byte("k")): *leaf()},
+		Str:    string([]byte("str")),
+		Arr:    [2]*walkLeaf{leaf(), nil},
+		Any:    map[string]interface{}{"x": []interface{}{string([]byte("y")), int64(n)}},
+		Bytes:  []byte("bytes"),
+		hidden: leaf(),
+		secret: map[int]walkLeaf{n: *leaf()},
+	}
+}
+
+// The walk never writes into its input, whatever it replaces: the input
+// refers to the very memory it did before, and both input and result are
+// deep-equal to what was given.
+func TestValueSharer_NeverWritesInput(t *testing.T) {
+	tests := []struct {
+		name string
+		make func(i int) interface{}
+	}{
+		{"pods of one ReplicaSet", func(i int) interface{} { return sharePod(1, i) }},
+		{"pods of several ReplicaSets", func(i int) interface{} { return sharePod(i%3, i) }},
+		{"nodes of every kind", func(int) interface{} { return newWalkNode(1) }},
+		{"nodes that differ", func(i int) interface{} { return newWalkNode(i % 2) }},
+		{"unstructured", func(i int) interface{} {
+			return &unstructured.Unstructured{Object: map[string]interface{}{
+				"metadata": map[string]interface{}{"name": "x", "labels": map[string]interface{}{"a": "b"}},
+				"spec":     map[string]interface{}{"n": int64(i % 2), "list": []interface{}{"p", "q"}},
+			}}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newValueSharer()
+			for i := range 5 {
+				in := tt.make(i)
+				want := tt.make(i)
+				refs := references(in)
+				out := s.share(in)
+				if !slices.Equal(references(in), refs) {
+					t.Fatalf("object %d: the walk replaced a reference inside its input", i)
+				}
+				if !reflect.DeepEqual(in, want) || !reflect.DeepEqual(out, want) {
+					t.Fatalf("object %d: input or result differs from what was given", i)
+				}
+			}
+		})
+	}
+}
+
+// Equal parts of two walked objects are one in memory; parts at positions
+// no longer looked up, and the unexported ones, stay the input's memory.
+func TestValueSharer_PathCopy(t *testing.T) {
+	s := newValueSharer()
+	plan := s.structPlanOf(reflect.TypeFor[walkNode]())
+	plan.fields[1].site.off.Store(true) // Slice: as after a failed trial
+	a := shareObj(s, newWalkNode(1))
+	in := newWalkNode(1)
+	b := shareObj(s, in)
+	tests := []struct {
+		name string
+		got  bool
+	}{
+		{"pointer shared", a.Ptr == b.Ptr},
+		{"pointer in an array shared", a.Arr[0] == b.Arr[0]},
+		{"map shared", sameMap(a.Map, b.Map)},
+		{"bytes shared", sameSlice(a.Bytes, b.Bytes)},
+		{"string shared", unsafe.StringData(a.Str) == unsafe.StringData(b.Str)},
+		{"map in an interface shared", sameMap(a.Any.(map[string]interface{}), b.Any.(map[string]interface{}))},
+		{"unlooked-up slice copied, its elements' parts shared", !sameSlice(a.Slice, b.Slice) && sameSlice(a.Slice[0].Tags, b.Slice[0].Tags)},
+		{"unlooked-up slice is a new array, not the input's", !sameSlice(b.Slice, in.Slice)},
+		{"unexported field kept as given", b.hidden == in.hidden},
+		{"unexported map kept as given", sameMap(b.secret, in.secret)},
+	}
+	for _, tt := range tests {
+		if !tt.got {
+			t.Errorf("%s: no", tt.name)
+		}
+	}
+}
+
+// An object whose parts are all shared already is returned as it is: the
+// walk copies nothing.
+func TestValueSharer_SharedObjectIsKept(t *testing.T) {
+	s := newValueSharer()
+	shareObj(s, sharePod(1, 1))
+	b := shareObj(s, sharePod(1, 2))
+	if again := shareObj(s, b); again != b {
+		t.Error("walking an object made of shared parts made a new one")
+	}
+}
+
+// Objects are read while others are walked and shared with them: the race
+// detector sees any write into memory a reader can reach.
+func TestValueSharer_ConcurrentReaders(t *testing.T) {
+	s := newValueSharer()
+	first := make([]*v1.Pod, 20)
+	for i := range first {
+		first[i] = shareObj(s, sharePod(i%4, i))
+	}
+	var wg sync.WaitGroup
+	for g := range 2 {
+		wg.Go(func() {
+			for i := range 100 {
+				p := sharePod(i%4, 1000*(g+1)+i)
+				if got := shareObj(s, p); !reflect.DeepEqual(got, p) {
+					t.Errorf("shared pod %d differs from its input", i)
+				}
+			}
+		})
+	}
+	for range 2 {
+		wg.Go(func() {
+			for i, p := range first {
+				if !reflect.DeepEqual(p, sharePod(i%4, i)) {
+					t.Errorf("cached pod %d changed while others were shared", i)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
