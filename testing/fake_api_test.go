@@ -133,11 +133,7 @@ func TestFakeControllerSource_WritesCheckLikeAnAPIServer(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				f := framework.NewFakeControllerSource()
 				defer f.Shutdown()
-				w, err := f.Watch(metav1.ListOptions{ResourceVersion: "0"})
-				if err != nil {
-					t.Fatalf("Watch: %v", err)
-				}
-				defer w.Stop()
+				w := watchFromStart(t, f)
 				var gotErrs []string
 				var last runtime.Object
 				for _, write := range tc.writes {

@@ -181,11 +181,7 @@ func TestFakeControllerSource_EachChangeTakesTheNextResourceVersion(t *testing.T
 			synctest.Test(t, func(t *testing.T) {
 				f := framework.NewFakeControllerSource()
 				defer f.Shutdown()
-				w, err := f.Watch(metav1.ListOptions{ResourceVersion: "0"})
-				if err != nil {
-					t.Fatalf("Watch: %v", err)
-				}
-				defer w.Stop()
+				w := watchFromStart(t, f)
 				apply(f, tc.actions)
 				synctest.Wait()
 				if diff := cmp.Diff(tc.wantEvents, drain(t, w)); diff != "" {
@@ -699,11 +695,7 @@ func TestFakeControllerSource_HandsOutCopies(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := framework.NewFakeControllerSource()
 		defer f.Shutdown()
-		w, err := f.Watch(metav1.ListOptions{ResourceVersion: "0"})
-		if err != nil {
-			t.Fatalf("Watch: %v", err)
-		}
-		defer w.Stop()
+		w := watchFromStart(t, f)
 		mine := pod("a")
 		f.Add(mine)
 		mine.Labels = map[string]string{"changed": "by the caller"}
@@ -762,4 +754,16 @@ func TestFakeControllerSource_ObjectWithoutMetadataFailsListAndWatch(t *testing.
 			}
 		})
 	}
+}
+
+// watchFromStart watches f from resource version "0" (its whole history)
+// and stops the watch when the test ends.
+func watchFromStart(t *testing.T, f *framework.FakeControllerSource) watch.Interface {
+	t.Helper()
+	w, err := f.Watch(metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		t.Fatalf("Watch: %v", err)
+	}
+	t.Cleanup(w.Stop)
+	return w
 }
