@@ -87,7 +87,7 @@ adoption_phase() {
   fi
   cp "$dir/go.mod" "$work/overlay.mod" && cp "$dir/go.sum" "$work/overlay.sum" &&
     (cd "$dir" && "$GO" mod edit -modfile="$work/overlay.mod" -replace=k8s.io/client-go="$work/client-go") || return 1
-  (cd "$dir" && "$GO" vet ./... && GOFLAGS=-mod=mod "$GO" vet -modfile="$work/overlay.mod" ./...) || return 1
+  (cd "$dir" && "$GO" vet ./... && GOFLAGS="-mod=mod -trimpath" "$GO" vet -modfile="$work/overlay.mod" ./...) || return 1
   local startlog=$LOGS/kas-start-adoption.log
   if ! "$KAS" start >/dev/null 2>"$startlog"; then
     say "FAILED: the test API server did not start (phase adoption), see $startlog"
@@ -102,7 +102,9 @@ adoption_phase() {
     (
       # shellcheck disable=SC1091
       . "$ROOT/kas/.cache/run/env"
-      cd "$dir" && KCACHE_ADOPTION_CLIENT_GO=$variant GOFLAGS=-mod=mod \
+      # -trimpath keeps the checkout's and the overlay's directories out of
+      # the build cache's keys, so a fresh clone reuses what a run built.
+      cd "$dir" && KCACHE_ADOPTION_CLIENT_GO=$variant GOFLAGS="-mod=mod -trimpath" \
         "$GO" test "${modfile[@]}" -race -count=1 -v -timeout 15m . 2>&1 | tee "$LOGS/adoption-$variant.log"
       exit "${PIPESTATUS[0]}"
     ) >/dev/null || rc=$?
