@@ -27,6 +27,11 @@ import (
 // equal to another (names, UIDs, IPs, container IDs) stop being looked up
 // after a trial, so per-object unique content costs no table entries.
 //
+// A pointer or slice at a position still looked up is looked up whole,
+// by a hash of its content, before its parts are walked: when it equals a
+// shared value, it is replaced at once and nothing is copied for its
+// parts. Only values that end up in the cache are ever copied.
+//
 // Hazard: a caller that modifies a cached object (against the contract,
 // caught by KUBE_CACHE_MUTATION_DETECTOR) now modifies every object sharing
 // the modified part. Shared slices are handed out with their capacity cut

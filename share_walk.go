@@ -76,6 +76,9 @@ func (c change) value(t reflect.Type) reflect.Value {
 type walker struct {
 	s      *valueSharer
 	frames []frame
+	// dry is set while the walk only hashes: nothing is looked up, copied
+	// or replaced (see lookupWhole).
+	dry bool
 }
 
 // frame is a struct, array or slice on the walk's path. Structs and arrays
@@ -209,7 +212,7 @@ func (w *walker) walk(v reflect.Value, st *site, depth int, settable bool, paren
 		c := v.Complex()
 		return mix(mix(hashOffset, math.Float64bits(real(c))), math.Float64bits(imag(c))), change{}
 	case reflect.String:
-		return w.s.walkString(v, st, settable)
+		return w.s.walkString(v, st, settable && !w.dry)
 	case reflect.Struct, reflect.Array:
 		return w.walkInline(v, depth, settable, parent, index)
 	case reflect.Pointer:
@@ -291,8 +294,14 @@ func (w *walker) walkPointer(v reflect.Value, st *site, depth int, settable bool
 		// address, without descending.
 		return mix(hashOffset+4, uint64(uintptr(v.UnsafePointer()))), change{}
 	}
+	if h, c, found := w.lookupWhole(v, st, depth, 0); found {
+		return h, c
+	}
 	eh, c := w.walk(v.Elem(), nil, depth+1, true, -1, 0)
 	h := mix(hashOffset+4, eh)
+	if w.dry {
+		return h, change{}
+	}
 	cur, owned := v, false
 	if c.ok() {
 		if !c.v.CanAddr() || (c.v.Kind() != reflect.Struct && c.v.Kind() != reflect.Array) {
@@ -303,7 +312,7 @@ func (w *walker) walkPointer(v reflect.Value, st *site, depth int, settable bool
 		}
 		owned = true
 	}
-	return h, w.s.settle(v, cur, owned, st, h, 0)
+	return h, w.s.keepShared(cur, owned, st, h, 0)
 }
 
 func (w *walker) walkSlice(v reflect.Value, st *site, depth int, settable bool) (uint64, change) {
@@ -311,29 +320,53 @@ func (w *walker) walkSlice(v reflect.Value, st *site, depth int, settable bool) 
 		return 10, change{}
 	}
 	n := v.Len()
-	h := mix(hashOffset+11, uint64(n))
-	var out reflect.Value
 	if v.Type().Elem().Kind() == reflect.Uint8 {
-		h = mix(h, maphash.Bytes(w.s.seed, v.Bytes()))
-	} else {
-		cs := w.s.containerSitesOf(v.Type())
-		self := w.push(v, -1, 0)
-		for i := range n {
-			eh, c := w.walk(v.Index(i), &cs.elem, depth+1, settable, self, i)
-			h = mix(h, eh)
-			if c.ok() && !c.inPlace {
-				c.setTo(w.copyOf(self).Index(i))
-			}
+		h := mix(mix(hashOffset+11, uint64(n)), maphash.Bytes(w.s.seed, v.Bytes()))
+		if n == 0 || !settable || w.dry {
+			return h, change{}
 		}
-		out, _ = w.pop(self)
+		return h, w.s.settle(v, v, false, st, h, n)
 	}
-	if n == 0 || !settable {
+	if n > 0 && settable {
+		if h, c, found := w.lookupWhole(v, st, depth, n); found {
+			return h, c
+		}
+	}
+	h := mix(hashOffset+11, uint64(n))
+	cs := w.s.containerSitesOf(v.Type())
+	self := w.push(v, -1, 0)
+	for i := range n {
+		eh, c := w.walk(v.Index(i), &cs.elem, depth+1, settable, self, i)
+		h = mix(h, eh)
+		if c.ok() && !c.inPlace {
+			c.setTo(w.copyOf(self).Index(i))
+		}
+	}
+	out, _ := w.pop(self)
+	if n == 0 || !settable || w.dry {
 		return h, change{v: out}
 	}
 	if out.IsValid() {
-		return h, w.s.settle(v, out, true, st, h, n)
+		return h, w.s.keepShared(out, true, st, h, n)
 	}
-	return h, w.s.settle(v, v, false, st, h, n)
+	return h, w.s.keepShared(v, false, st, h, n)
+}
+
+// lookupWhole looks up a pointer or a non-empty slice of length n (with
+// a site st that is looked up) by a hash of its content before its parts
+// are walked. When an equal value is shared already, v is replaced by it
+// whole: its parts are neither looked up nor copied, so a value that
+// turns out shared costs no garbage. Otherwise the caller walks v's parts
+// and keeps the result (keepShared), v having been looked up here.
+func (w *walker) lookupWhole(v reflect.Value, st *site, depth, n int) (uint64, change, bool) {
+	if w.dry || st == nil || !st.enabled() {
+		return 0, change{}, false
+	}
+	w.dry = true
+	h, _ := w.walk(v, nil, depth, true, -1, 0)
+	w.dry = false
+	c, found := w.s.findShared(v, v, st, h, n)
+	return h, c, found
 }
 
 func (w *walker) walkMap(v reflect.Value, st *site, depth int, settable bool) (uint64, change) {
@@ -344,7 +377,7 @@ func (w *walker) walkMap(v reflect.Value, st *site, depth int, settable bool) (u
 	// whole map is replaced and its entries need no work.
 	sum := w.hashEntries(v, depth)
 	h := mix(hashOffset+13, sum)
-	if !settable {
+	if !settable || w.dry {
 		return h, change{}
 	}
 	if c, found := w.s.findShared(v, v, st, h, v.Len()); found {

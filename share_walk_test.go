@@ -204,3 +204,22 @@ func TestValueSharer_ConcurrentReaders(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A value equal to one shared already is found whole, before its parts are
+// walked: none of them is looked up again and nothing is copied for it.
+func TestValueSharer_EqualValueFoundWhole(t *testing.T) {
+	s := newValueSharer()
+	envName := s.structPlanOf(reflect.TypeFor[v1.EnvVar]()).fields[0].site
+	a := shareObj(s, sharePod(1, 1))
+	before := envName.lookups.Load()
+	if before == 0 {
+		t.Fatal("the first pod's env names were not looked up")
+	}
+	b := shareObj(s, sharePod(1, 2))
+	if got := envName.lookups.Load(); got != before {
+		t.Errorf("env names looked up %d more times for a pod whose containers equal shared ones", got-before)
+	}
+	if !sameSlice(a.Spec.Containers, b.Spec.Containers) {
+		t.Error("equal containers were not shared")
+	}
+}
