@@ -85,3 +85,36 @@ func TestChildRejectsUnknownLibrary(t *testing.T) {
 		t.Errorf("exit code 0 for an unknown library; stderr %q", errs.String())
 	}
 }
+
+// In each round the libraries after the first run a timed loop workload for
+// exactly as many iterations as the first did, and the first alternates.
+func TestRunWorkloads_EqualIterationsPerRound(t *testing.T) {
+	lib := func(name string) harness.Library {
+		return harness.Library{Name: name, Workloads: []harness.Workload{{
+			Name: "Indexer/Spin", Group: harness.GroupIndexer,
+			Run: func(b *testing.B, _ *harness.Fixture) error {
+				for b.Loop() {
+				}
+				return nil
+			},
+		}}}
+	}
+	opts := options{rounds: 4, only: regexp.MustCompile(""), sizes: harness.Sizes{BenchTime: 20 * time.Millisecond},
+		progress: &strings.Builder{}}
+	rows := runWorkloads(context.Background(), opts, []harness.Library{lib("a"), lib("b")}, nil)
+	if len(rows) != 1 || len(rows[0].errs) > 0 {
+		t.Fatalf("rows %v", rows)
+	}
+	if got := rows[0].results; len(got["a"]) != 4 || len(got["b"]) != 4 {
+		t.Fatalf("results per library: a %d, b %d; want 4 each", len(got["a"]), len(got["b"]))
+	}
+	for round := range 4 {
+		a, b := rows[0].results["a"][round].N, rows[0].results["b"][round].N
+		if a != b {
+			t.Errorf("round %d: a ran %d iterations, b %d", round+1, a, b)
+		}
+	}
+	if got := roundOrder([]harness.Library{{Name: "a"}, {Name: "b"}}, 2); got[0].Name != "b" {
+		t.Errorf("round 2 starts with %s, want b", got[0].Name)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/kcache/cache/bench/internal/harness"
@@ -39,7 +40,8 @@ func runWorkloads(ctx context.Context, opts options, libs []harness.Library, fx 
 		r := &row{name: w0.Name, group: w0.Group, results: make(map[string][]harness.Result)}
 		rows = append(rows, r)
 		for round := 1; round <= opts.rounds; round++ {
-			for _, lib := range libs {
+			leaderN := 0
+			for _, lib := range roundOrder(libs, round) {
 				done++
 				w := lib.Workloads[i]
 				if w.Name != w0.Name {
@@ -51,11 +53,14 @@ func runWorkloads(ctx context.Context, opts options, libs []harness.Library, fx 
 					continue
 				}
 				start := time.Now()
-				res, err := harness.Run(w, opts.sizes, fx)
+				res, err := harness.Run(w, sizesFor(w.Group, opts.sizes, leaderN), fx)
 				if err != nil {
 					r.errs = append(r.errs, fmt.Sprintf("%s round %d: %v", lib.Name, round, err))
 					fmt.Fprintf(opts.progress, "[%d/%d] %s %s round %d: error: %v\n", done, total, w.Name, lib.Name, round, err)
 					continue
+				}
+				if leaderN == 0 {
+					leaderN = res.N
 				}
 				r.results[lib.Name] = append(r.results[lib.Name], res)
 				fmt.Fprintf(opts.progress, "[%d/%d] %s %s round %d: %s/op, cpu %s/op, %.1f allocs/op, N=%d (%.1fs)\n",
@@ -65,6 +70,31 @@ func runWorkloads(ctx context.Context, opts options, libs []harness.Library, fx 
 		}
 	}
 	return rows
+}
+
+// roundOrder is the order the libraries run in a round: as given in odd
+// rounds, reversed in even ones, so that neither always leads.
+func roundOrder(libs []harness.Library, round int) []harness.Library {
+	if round%2 == 1 {
+		return libs
+	}
+	out := slices.Clone(libs)
+	slices.Reverse(out)
+	return out
+}
+
+// sizesFor is what a library runs a workload of group g with in a round
+// whose first library ran leaderN iterations (0: it is the first). A loop
+// workload timed for a duration runs, after the round's first library,
+// exactly as many iterations as that library did: both then allocate
+// alike and meet alike the collections of the large fixture heap (a
+// second of CPU each), which would otherwise fall mostly on whichever
+// library is faster and so iterates and allocates more.
+func sizesFor(g harness.Group, sizes harness.Sizes, leaderN int) harness.Sizes {
+	if g.Micro() && sizes.Iterations == 0 && leaderN > 0 {
+		sizes.Iterations = leaderN
+	}
+	return sizes
 }
 
 // usesOwnFixture reports whether a group's workloads build their own
