@@ -57,17 +57,27 @@ const maxShareDepth = 64
 type valueSharer struct {
 	seed   maphash.Seed
 	shards [shareShards]shareShard
-	// plans caches a structPlan per struct type (reflect.Type to
-	// *structPlan) and a site per container type.
-	plans sync.Map
+	// plans caches a *typePlan per reflect.Type (share_plan.go); planMu
+	// serializes the making of new plans.
+	plans  sync.Map
+	planMu sync.Mutex
 }
 
 // shareShard is one lock's part of the table.
 type shareShard struct {
 	// mu guards table and sweepAt.
-	mu      sync.Mutex
-	table   map[shareKey]weak.Pointer[byte]
+	mu sync.Mutex
+	// table is keyed by shareKey.fold: a hash key is the cheapest to
+	// look up; the entry holds the rest of the key to confirm it.
+	table   map[uint64]shareEntry
 	sweepAt int
+}
+
+// shareEntry is a shared value and the type and length it was kept for.
+type shareEntry struct {
+	typ unsafe.Pointer
+	n   int
+	p   weak.Pointer[byte]
 }
 
 // shareKey identifies a value by its type, content hash and length (of a
@@ -76,6 +86,11 @@ type shareKey struct {
 	typ  unsafe.Pointer // typeID
 	hash uint64
 	n    int
+}
+
+// fold makes one word of k, the table's key.
+func (k shareKey) fold() uint64 {
+	return mix(mix(k.hash, uint64(uintptr(k.typ))), uint64(k.n))
 }
 
 // typeID is what identifies t in a shareKey: the address of its type
@@ -95,7 +110,13 @@ type site struct {
 
 func (s *site) enabled() bool { return !s.off.Load() }
 
+// record counts a lookup during the site's trial and ends the trial after
+// siteTrial of them; afterwards it counts nothing (the counters are shared
+// by every walk, and writing them costs more than the lookup).
 func (s *site) record(hit bool) {
+	if s.lookups.Load() >= siteTrial {
+		return
+	}
 	if hit {
 		s.hits.Add(1)
 	}
@@ -104,28 +125,10 @@ func (s *site) record(hit bool) {
 	}
 }
 
-// structPlan is what the walk needs to know about a struct type.
-type structPlan struct {
-	fields []fieldPlan
-}
-
-type fieldPlan struct {
-	index    int
-	exported bool
-	site     *site
-}
-
-// containerSites are the sites of a slice, array or map type's elements (values)
-// and keys, and of maps of the type held in interfaces (unstructured
-// content).
-type containerSites struct {
-	elem, key, held site
-}
-
 func newValueSharer() *valueSharer {
 	s := &valueSharer{seed: maphash.MakeSeed()}
 	for i := range s.shards {
-		s.shards[i].table = make(map[shareKey]weak.Pointer[byte])
+		s.shards[i].table = make(map[uint64]shareEntry)
 		s.shards[i].sweepAt = 1024
 	}
 	return s
@@ -135,91 +138,33 @@ func newValueSharer() *valueSharer {
 // that equal strings and values of different informers are one too.
 var defaultSharer = newValueSharer()
 
-func (s *valueSharer) structPlanOf(t reflect.Type) *structPlan {
-	if p, ok := s.plans.Load(t); ok {
-		return p.(*structPlan)
-	}
-	p := &structPlan{fields: make([]fieldPlan, t.NumField())}
-	for i := range p.fields {
-		p.fields[i] = fieldPlan{index: i, exported: t.Field(i).IsExported(), site: new(site)}
-	}
-	got, _ := s.plans.LoadOrStore(t, p)
-	return got.(*structPlan)
-}
-
-func (s *valueSharer) containerSitesOf(t reflect.Type) *containerSites {
-	if p, ok := s.plans.Load(t); ok {
-		return p.(*containerSites)
-	}
-	got, _ := s.plans.LoadOrStore(t, new(containerSites))
-	return got.(*containerSites)
-}
-
-// heapCopy returns a shallow copy of what v (a pointer, a slice of length
-// n, or a map) refers to, newly allocated.
-func heapCopy(v reflect.Value, n int) reflect.Value {
-	switch v.Kind() {
-	case reflect.Pointer:
-		p := reflect.New(v.Type().Elem())
-		p.Elem().Set(v.Elem())
-		return p
-	case reflect.Slice:
-		c := reflect.MakeSlice(v.Type(), n, n)
-		reflect.Copy(c, v)
-		return c
-	default: // map
-		c := reflect.MakeMapWithSize(v.Type(), v.Len())
-		for it := v.MapRange(); it.Next(); {
-			c.SetMapIndex(it.Key(), it.Value())
-		}
-		return c
-	}
-}
-
-// fromPointer rebuilds a value of type t (pointer, slice or map) from the
-// address it refers to; a slice gets length and capacity n, so that
-// appending to it never writes into the shared array.
-func fromPointer(t reflect.Type, p unsafe.Pointer, n int) reflect.Value {
-	switch t.Kind() {
-	case reflect.Slice:
-		return reflect.NewAt(t, unsafe.Pointer(&sliceHeader{data: p, len: n, cap: n})).Elem()
-	default: // pointer or map: one pointer word
-		return reflect.NewAt(t, unsafe.Pointer(&p)).Elem()
-	}
-}
-
-// sliceHeader is the layout of a slice value.
-type sliceHeader struct {
-	data     unsafe.Pointer
-	len, cap int
-}
-
 // lookup returns the live shared value for key, or nil.
 func (sh *shareShard) lookup(key shareKey) *byte {
 	sh.mu.Lock()
-	wp, ok := sh.table[key]
+	e, ok := sh.table[key.fold()]
 	sh.mu.Unlock()
-	if !ok {
+	if !ok || e.typ != key.typ || e.n != key.n {
 		return nil
 	}
-	return wp.Value()
+	return e.p.Value()
 }
 
 // insert makes p the shared value for key unless a live one is there (a
 // collision: the first stays). Entries whose value died are swept when
 // the table has doubled since the last sweep.
 func (sh *shareShard) insert(key shareKey, p *byte) {
+	k := key.fold()
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if old, ok := sh.table[key]; ok && old.Value() != nil {
+	if old, ok := sh.table[k]; ok && old.p.Value() != nil {
 		return
 	}
-	sh.table[key] = weak.Make(p)
+	sh.table[k] = shareEntry{typ: key.typ, n: key.n, p: weak.Make(p)}
 	if len(sh.table) < sh.sweepAt {
 		return
 	}
-	for k, wp := range sh.table {
-		if wp.Value() == nil {
+	for k, e := range sh.table {
+		if e.p.Value() == nil {
 			delete(sh.table, k)
 		}
 	}

@@ -8,38 +8,135 @@ import (
 )
 
 // This file compares a value found in the object a valueSharer walks with
-// the shared value of the same hash, as reflect.DeepEqual would, without
-// making interface values of them (which allocates for slices and for
-// every address rebuilt into a value).
+// the shared value of the same hash, as reflect.DeepEqual would (funcs
+// only when both are nil, NaN never), by address and plan, without making
+// interface values of them.
 
-// sameAsShared reports whether the shared value at p (of cur's type: a
-// pointer's target, a map, or the array of a slice of length n) is equal
-// to cur.
-func sameAsShared(p unsafe.Pointer, cur reflect.Value, n int) bool {
-	t := cur.Type()
-	switch cur.Kind() {
+// sameAsShared reports whether the shared value at p equals the one at
+// cur, both of what plan's type refers to: a pointer's target, the arrays
+// of two slices of length n, or two maps.
+func (s *valueSharer) sameAsShared(plan *typePlan, p, cur unsafe.Pointer, n int) bool {
+	switch plan.kind {
 	case reflect.Pointer:
-		return !cur.IsNil() && equalContent(reflect.NewAt(t.Elem(), p).Elem(), cur.Elem(), 0)
+		return s.equalAt(plan.elem, p, cur, 1)
 	case reflect.Slice:
-		if cur.IsNil() || cur.Len() != n {
-			return false
-		}
-		et := t.Elem()
-		if et.Kind() == reflect.Uint8 {
-			return bytes.Equal(unsafe.Slice((*byte)(p), n), cur.Bytes())
-		}
-		for i := range n {
-			if !equalContent(reflect.NewAt(et, unsafe.Add(p, uintptr(i)*et.Size())).Elem(), cur.Index(i), 0) {
+		return s.equalArrays(plan.elem, p, cur, n, 1)
+	}
+	return s.equalMaps(plan, p, cur, 1)
+}
+
+// equalAt reports whether the values at a and b, of plan's type, are
+// deeply equal; values beyond maxShareDepth never are.
+func (s *valueSharer) equalAt(plan *typePlan, a, b unsafe.Pointer, depth int) bool {
+	if depth > maxShareDepth {
+		return false
+	}
+	if plan.dense {
+		// Booleans and integers without padding: equal bytes are equal
+		// values.
+		return plan.size == 0 || bytes.Equal(unsafe.Slice((*byte)(a), plan.size), unsafe.Slice((*byte)(b), plan.size))
+	}
+	switch plan.kind {
+	case reflect.Float32:
+		return *(*float32)(a) == *(*float32)(b)
+	case reflect.Float64:
+		return *(*float64)(a) == *(*float64)(b)
+	case reflect.Complex64:
+		return *(*complex64)(a) == *(*complex64)(b)
+	case reflect.Complex128:
+		return *(*complex128)(a) == *(*complex128)(b)
+	case reflect.String:
+		return *(*string)(a) == *(*string)(b)
+	case reflect.Struct:
+		for i := range plan.fields {
+			f := &plan.fields[i]
+			if !s.equalAt(f.plan, unsafe.Add(a, f.off), unsafe.Add(b, f.off), depth+1) {
 				return false
 			}
 		}
 		return true
-	default: // map
-		if m, ok := asStringMap(cur); ok {
-			return !cur.IsNil() && maps.Equal(*(*map[string]string)(unsafe.Pointer(&p)), m)
+	case reflect.Array:
+		return s.equalArrays(plan.elem, a, b, plan.n, depth)
+	case reflect.Pointer:
+		pa, pb := *(*unsafe.Pointer)(a), *(*unsafe.Pointer)(b)
+		if pa == pb {
+			return true
 		}
-		return equalContent(fromPointer(t, p, 0), cur, 0)
+		return pa != nil && pb != nil && s.equalAt(plan.elem, pa, pb, depth+1)
+	case reflect.Slice:
+		ha, hb := (*sliceHeader)(a), (*sliceHeader)(b)
+		if (ha.data == nil) != (hb.data == nil) || ha.len != hb.len {
+			return false
+		}
+		return ha.data == hb.data || s.equalArrays(plan.elem, ha.data, hb.data, ha.len, depth)
+	case reflect.Map:
+		return s.equalMaps(plan, *(*unsafe.Pointer)(a), *(*unsafe.Pointer)(b), depth)
+	case reflect.Interface:
+		return s.equalHeld(plan, a, b, depth)
+	case reflect.Func:
+		return *(*unsafe.Pointer)(a) == nil && *(*unsafe.Pointer)(b) == nil
 	}
+	return *(*unsafe.Pointer)(a) == *(*unsafe.Pointer)(b) // channels, unsafe pointers
+}
+
+// equalArrays compares n elements of elem's type at a and b.
+func (s *valueSharer) equalArrays(elem *typePlan, a, b unsafe.Pointer, n, depth int) bool {
+	if elem.kind == reflect.Uint8 {
+		return bytes.Equal(unsafe.Slice((*byte)(a), n), unsafe.Slice((*byte)(b), n))
+	}
+	for i := range n {
+		off := uintptr(i) * elem.size
+		if !s.equalAt(elem, unsafe.Add(a, off), unsafe.Add(b, off), depth+1) {
+			return false
+		}
+	}
+	return true
+}
+
+// equalMaps compares the maps ma and mb of plan's type.
+func (s *valueSharer) equalMaps(plan *typePlan, ma, mb unsafe.Pointer, depth int) bool {
+	if ma == mb {
+		return true
+	}
+	if ma == nil || mb == nil {
+		return false
+	}
+	if plan.strMap {
+		return maps.Equal(*(*map[string]string)(unsafe.Pointer(&ma)), *(*map[string]string)(unsafe.Pointer(&mb)))
+	}
+	a, b := reflect.NewAt(plan.t, unsafe.Pointer(&ma)).Elem(), reflect.NewAt(plan.t, unsafe.Pointer(&mb)).Elem()
+	if a.Len() != b.Len() {
+		return false
+	}
+	e := newMapEntry(plan.t)
+	other := reflect.New(plan.t.Elem()).Elem()
+	for it := a.MapRange(); it.Next(); {
+		_, va := e.read(it)
+		found := b.MapIndex(e.key)
+		if !found.IsValid() {
+			return false
+		}
+		other.Set(found)
+		if !s.equalAt(plan.elem, va, other.Addr().UnsafePointer(), depth+1) {
+			return false
+		}
+	}
+	return true
+}
+
+// equalHeld compares the values held in the interfaces at a and b.
+func (s *valueSharer) equalHeld(plan *typePlan, a, b unsafe.Pointer, depth int) bool {
+	ea, eb := reflect.NewAt(plan.t, a).Elem().Elem(), reflect.NewAt(plan.t, b).Elem().Elem()
+	if !ea.IsValid() || !eb.IsValid() {
+		return ea.IsValid() == eb.IsValid()
+	}
+	if ea.Type() != eb.Type() {
+		return false
+	}
+	if ea.Kind() == reflect.String {
+		return ea.String() == eb.String()
+	}
+	return s.equalAt(s.planOf(ea.Type()), heldCopy(ea), heldCopy(eb), depth+1)
 }
 
 // asStringMap returns map v as a map[string]string when its keys and
@@ -51,120 +148,4 @@ func asStringMap(v reflect.Value) (map[string]string, bool) {
 	}
 	p := v.UnsafePointer()
 	return *(*map[string]string)(unsafe.Pointer(&p)), true
-}
-
-// equalContent reports whether a and b, of one type, are deeply equal as
-// reflect.DeepEqual has it (funcs only when both are nil, NaN never),
-// values beyond maxShareDepth never.
-func equalContent(a, b reflect.Value, depth int) bool {
-	if depth > maxShareDepth {
-		return false
-	}
-	switch a.Kind() {
-	case reflect.Bool:
-		return a.Bool() == b.Bool()
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return a.Int() == b.Int()
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return a.Uint() == b.Uint()
-	case reflect.Float32, reflect.Float64:
-		return a.Float() == b.Float()
-	case reflect.Complex64, reflect.Complex128:
-		return a.Complex() == b.Complex()
-	case reflect.String:
-		return a.String() == b.String()
-	case reflect.Struct:
-		for i := range a.NumField() {
-			if !equalContent(a.Field(i), b.Field(i), depth+1) {
-				return false
-			}
-		}
-		return true
-	case reflect.Array:
-		return equalElements(a, b, depth)
-	case reflect.Pointer:
-		if a.UnsafePointer() == b.UnsafePointer() {
-			return true
-		}
-		return !a.IsNil() && !b.IsNil() && equalContent(a.Elem(), b.Elem(), depth+1)
-	case reflect.Slice:
-		if a.IsNil() != b.IsNil() || a.Len() != b.Len() {
-			return false
-		}
-		if a.UnsafePointer() == b.UnsafePointer() {
-			return true
-		}
-		if a.Type().Elem().Kind() == reflect.Uint8 {
-			return bytes.Equal(a.Bytes(), b.Bytes())
-		}
-		return equalElements(a, b, depth)
-	case reflect.Map:
-		return equalMaps(a, b, depth)
-	case reflect.Interface:
-		if a.IsNil() || b.IsNil() {
-			return a.IsNil() == b.IsNil()
-		}
-		return a.Elem().Type() == b.Elem().Type() && equalContent(a.Elem(), b.Elem(), depth+1)
-	case reflect.Func:
-		return a.IsNil() && b.IsNil()
-	}
-	return a.Pointer() == b.Pointer() // channels, unsafe pointers
-}
-
-// equalElements compares the elements of two arrays, or of two slices of
-// one length.
-func equalElements(a, b reflect.Value, depth int) bool {
-	for i := range a.Len() {
-		if !equalContent(a.Index(i), b.Index(i), depth+1) {
-			return false
-		}
-	}
-	return true
-}
-
-func equalMaps(a, b reflect.Value, depth int) bool {
-	if a.IsNil() != b.IsNil() || a.Len() != b.Len() {
-		return false
-	}
-	if a.UnsafePointer() == b.UnsafePointer() {
-		return true
-	}
-	if ma, ok := asStringMap(a); ok {
-		mb, _ := asStringMap(b)
-		return maps.Equal(ma, mb)
-	}
-	e := newMapEntry(a)
-	for it := a.MapRange(); it.Next(); {
-		key, val := e.read(it)
-		other := b.MapIndex(key)
-		if !other.IsValid() || !equalContent(val, other, depth+1) {
-			return false
-		}
-	}
-	return true
-}
-
-// mapEntry reads the entries of a map iterator into one key and one value
-// variable, so that reading an entry allocates nothing. A map read through
-// an unexported field cannot be read that way: its entries are copied.
-type mapEntry struct {
-	key, val reflect.Value
-	copied   bool
-}
-
-func newMapEntry(m reflect.Value) mapEntry {
-	if !m.CanInterface() {
-		return mapEntry{copied: true}
-	}
-	t := m.Type()
-	return mapEntry{key: reflect.New(t.Key()).Elem(), val: reflect.New(t.Elem()).Elem()}
-}
-
-func (e *mapEntry) read(it *reflect.MapIter) (key, val reflect.Value) {
-	if e.copied {
-		return it.Key(), it.Value()
-	}
-	e.key.SetIterKey(it)
-	e.val.SetIterValue(it)
-	return e.key, e.val
 }

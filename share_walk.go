@@ -2,7 +2,6 @@ package cache
 
 import (
 	"hash/maphash"
-	"math"
 	"reflect"
 	"strings"
 	"sync"
@@ -11,133 +10,81 @@ import (
 
 // This file is the walk of a valueSharer (share.go) over one object.
 //
-// The walk hashes the object's content bottom-up and, at each position
-// still looked up, finds the shared value equal to the part there. It
-// never writes into the object it is given: that object belongs to
-// whoever returned it (a ListerWatcher, a transform), who may hand it to
-// others. When a part is to point at a shared value, the walk copies the
-// frames on the path from the root down to that part, each at most once
-// however many of its parts change, and returns the copy; subtrees with
-// nothing to replace stay the very memory of the input. So an object made
-// only of values already shared costs a copy of its spine, not of its
-// whole.
+// The walk goes through the object by address, following the plan of each
+// type (share_plan.go), hashes its content bottom-up (share_hash.go) and,
+// at each position still looked up, finds the shared value equal to the
+// part there. It never writes into the object it is given: that object
+// belongs to whoever returned it (a ListerWatcher, a transform), who may
+// hand it to others. A replacement is written into a copy of the memory
+// holding the replaced part (a frame: the object, a pointer's target, a
+// slice's array), made once however many of its parts change; the copy
+// then replaces the frame in the frame above, and so on up to the object.
+// Memory with nothing to replace stays the input's. So an object made only
+// of values already shared costs a copy of its spine, not of its whole.
 
-// change is what the walk replaces a value with: a value of the same type,
-// newly made or shared. The zero change replaces nothing.
-type change struct {
-	v reflect.Value
-	// s is the replacement of a string (v is then not valid): kept as a
-	// string, so that replacing one costs no allocation.
-	s     string
-	isStr bool
-	// shared is the address of the shared value replacing a pointer, a
-	// map or a slice of length n (v is then not valid): kept as an
-	// address, so that replacing one costs no allocation.
-	shared unsafe.Pointer
-	n      int
-	// inPlace says v was made inside the copy of the frame holding it,
-	// which needs no setting.
-	inPlace bool
-}
-
-func (c change) ok() bool { return c.isStr || c.shared != nil || c.v.IsValid() }
-
-// setTo stores the replacement in dst, a settable value of its type.
-func (c change) setTo(dst reflect.Value) {
-	switch {
-	case c.isStr:
-		dst.SetString(c.s)
-	case c.shared == nil:
-		dst.Set(c.v)
-	case dst.CanAddr() && dst.Kind() == reflect.Slice:
-		*(*sliceHeader)(dst.Addr().UnsafePointer()) = sliceHeader{data: c.shared, len: c.n, cap: c.n}
-	case dst.CanAddr():
-		*(*unsafe.Pointer)(dst.Addr().UnsafePointer()) = c.shared
-	default:
-		dst.Set(fromPointer(dst.Type(), c.shared, c.n))
-	}
-}
-
-// value returns the replacement as a value of type t.
-func (c change) value(t reflect.Type) reflect.Value {
-	if !c.isStr && c.shared == nil {
-		return c.v
-	}
-	// reflect.New here and below is the reflect package's, not this
-	// package's New (controller.go): the walk refers to nothing above the
-	// stores.
-	v := reflect.New(t).Elem()
-	c.setTo(v)
-	return v
-}
-
-// walker is one walk's state: the frames of the structs, arrays and slices
-// on the path from the root to the value walked now.
+// walker is one walk's state: the frames on the path from the object to
+// the value walked now.
 type walker struct {
 	s      *valueSharer
 	frames []frame
-	// dry is set while the walk only hashes: nothing is looked up, copied
-	// or replaced (see lookupWhole).
-	dry bool
+	// pairs is scratch space for the entries of a string map.
+	pairs []string
 }
 
-// frame is a struct, array or slice on the walk's path. Structs and arrays
-// held inline in the frame above are copied inside that frame's copy, so
-// each is copied once whatever the depth of the part that changed.
+// frame is memory of its own on the walk's path: the object, a pointer's
+// target, a slice's array, or a variable holding a map entry or a value
+// held in an interface. Structs and arrays held inline lie in their
+// frame's memory, so a change anywhere in them is written into the one
+// copy of the frame.
 type frame struct {
-	orig reflect.Value
-	// out is orig's copy, once made.
-	out reflect.Value
-	// parent is the frame holding orig inline (as a field or an element),
-	// or -1 when orig has its own memory.
-	parent, index int
+	orig unsafe.Pointer
+	// t is the type of the value at orig, or the slice type when the frame
+	// is a slice's array of n elements (n is -1 otherwise).
+	t reflect.Type
+	n int
+	// copy is orig's copy, once made.
+	copy unsafe.Pointer
 }
 
 var walkers = sync.Pool{New: func() any { return &walker{frames: make([]frame, 0, 16)} }}
 
-// push starts the frame of v, held inline at index of frame parent (-1:
-// v has its own memory); it returns the frame's index.
-func (w *walker) push(v reflect.Value, parent, index int) int {
-	w.frames = append(w.frames, frame{orig: v, parent: parent, index: index})
+// push starts the frame of the memory at orig and returns its index.
+func (w *walker) push(orig unsafe.Pointer, t reflect.Type, n int) int {
+	w.frames = append(w.frames, frame{orig: orig, t: t, n: n})
 	return len(w.frames) - 1
 }
 
-// pop ends frame i, the last one, and returns what the walk made of its
-// value: its copy, if any. inPlace is true when that copy lies in the
-// parent's copy, which then needs no setting.
-func (w *walker) pop(i int) (out reflect.Value, inPlace bool) {
-	f := w.frames[i]
+// pop ends frame i, the last one, and returns its copy, or nil when
+// nothing in it was replaced.
+func (w *walker) pop(i int) unsafe.Pointer {
+	c := w.frames[i].copy
 	w.frames[i] = frame{}
 	w.frames = w.frames[:i]
-	return f.out, f.out.IsValid() && f.parent >= 0
+	return c
 }
 
-// copyOf returns the copy of frame i's value, making it (and its parents')
-// on first use.
-func (w *walker) copyOf(i int) reflect.Value {
-	if out := w.frames[i].out; out.IsValid() {
-		return out
+// at returns where the replacement of the value at a, which lies in frame
+// fr's original memory, is written: the same place in the frame's copy,
+// made on first use.
+func (w *walker) at(fr int, a unsafe.Pointer) unsafe.Pointer {
+	f := &w.frames[fr]
+	if f.copy == nil {
+		f.copy = copyMemory(f.t, f.orig, f.n)
 	}
-	f := w.frames[i]
-	var out reflect.Value
-	switch {
-	case f.parent >= 0:
-		p := w.copyOf(f.parent)
-		if p.Kind() == reflect.Struct {
-			out = p.Field(f.index)
-		} else {
-			out = p.Index(f.index)
-		}
-	case f.orig.Kind() == reflect.Slice:
-		n := f.orig.Len()
-		out = reflect.MakeSlice(f.orig.Type(), n, n)
-		reflect.Copy(out, f.orig)
-	default:
-		out = reflect.New(f.orig.Type()).Elem()
-		out.Set(f.orig)
+	return unsafe.Add(f.copy, uintptr(a)-uintptr(f.orig))
+}
+
+// copyMemory returns a new copy of the value of type t at p, or of the
+// array of n elements of slice type t at p (n >= 0), its capacity cut to n.
+func copyMemory(t reflect.Type, p unsafe.Pointer, n int) unsafe.Pointer {
+	if n < 0 {
+		c := reflect.New(t)
+		c.Elem().Set(reflect.NewAt(t, p).Elem())
+		return c.UnsafePointer()
 	}
-	w.frames[i].out = out
-	return out
+	c := reflect.MakeSlice(t, n, n)
+	reflect.Copy(c, reflect.NewAt(t, unsafe.Pointer(&sliceHeader{data: p, len: n, cap: n})).Elem())
+	return c.UnsafePointer()
 }
 
 // share returns obj with its parts pointing at equal values already shared,
@@ -151,99 +98,102 @@ func (s *valueSharer) share(obj interface{}) interface{} {
 	if v.Kind() != reflect.Pointer || v.IsNil() {
 		return obj
 	}
-	e := v.Elem()
-	if e.Kind() != reflect.Struct && e.Kind() != reflect.Map {
+	t := v.Type().Elem()
+	if t.Kind() != reflect.Struct && t.Kind() != reflect.Map {
 		return obj
 	}
+	plan := s.planOf(t)
 	w := walkers.Get().(*walker)
 	w.s = s
-	_, c := w.walk(e, nil, 0, true, -1, 0)
+	root := w.push(v.UnsafePointer(), t, -1)
+	w.walkValue(plan, v.UnsafePointer(), nil, 0, true, root, false)
+	c := w.pop(root)
 	w.s = nil
 	walkers.Put(w)
-	if !c.ok() {
+	if c == nil {
 		return obj
 	}
-	return pointerTo(c.value(e.Type())).Interface()
+	// reflect.NewAt here is the reflect package's: the walk refers to
+	// nothing above the stores.
+	return reflect.NewAt(t, c).Interface()
 }
 
-// pointerTo returns a pointer to a replacement value: its own address when
-// it was made by the walk (structs and arrays are made addressable), a new
-// variable holding it otherwise.
-func pointerTo(v reflect.Value) reflect.Value {
-	if v.CanAddr() && (v.Kind() == reflect.Struct || v.Kind() == reflect.Array) {
-		return v.Addr()
-	}
-	p := reflect.New(v.Type())
-	p.Elem().Set(v)
-	return p
-}
-
-// Hash mixing: FNV-style multiply over 64-bit words.
-const (
-	hashPrime  = 0x100000001b3
-	hashOffset = 0xcbf29ce484222325
-)
-
-func mix(h, x uint64) uint64 { return (h ^ x) * hashPrime }
-
-// walk returns a hash of v's content and what v is to be replaced with. st
-// is the site of v's position, nil where v itself is not looked up (its
-// parts still are); settable is false under unexported fields, whose
-// values are only hashed (pointers there by address). A struct or array v
-// is held inline at index of frame parent (-1: in memory of its own); its
-// copy is then made in the parent's, and the change returned says so.
-func (w *walker) walk(v reflect.Value, st *site, depth int, settable bool, parent, index int) (uint64, change) {
-	if depth > maxShareDepth {
-		return uint64(v.Kind()), change{}
-	}
-	switch v.Kind() {
-	case reflect.Bool:
-		if v.Bool() {
-			return 1, change{}
+// walkValue walks the value of plan's type at a, which lies in frame fr's
+// memory, at position st (nil where the value itself is not looked up;
+// its parts still are). It writes what replaces the value, if anything,
+// at w.at(fr, a), and returns the value's hash when need is set (a value
+// above it is looked up), 0 or its hash otherwise. Under an unexported
+// field (settable false) values are only hashed.
+func (w *walker) walkValue(plan *typePlan, a unsafe.Pointer, st *site, depth int, settable bool, fr int, need bool) uint64 {
+	if !settable || plan.flat || depth > maxShareDepth {
+		if !need {
+			return 0
 		}
-		return 2, change{}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return mix(hashOffset, uint64(v.Int())), change{}
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return mix(hashOffset, v.Uint()), change{}
-	case reflect.Float32, reflect.Float64:
-		return mix(hashOffset, math.Float64bits(v.Float())), change{}
-	case reflect.Complex64, reflect.Complex128:
-		c := v.Complex()
-		return mix(mix(hashOffset, math.Float64bits(real(c))), math.Float64bits(imag(c))), change{}
-	case reflect.String:
-		return w.s.walkString(v, st, settable && !w.dry)
-	case reflect.Struct, reflect.Array:
-		return w.walkInline(v, depth, settable, parent, index)
-	case reflect.Pointer:
-		return w.walkPointer(v, st, depth, settable)
-	case reflect.Slice:
-		return w.walkSlice(v, st, depth, settable)
-	case reflect.Map:
-		return w.walkMap(v, st, depth, settable)
-	case reflect.Interface:
-		return w.walkInterface(v, depth, settable)
+		return w.s.hashValue(plan, a, depth, settable)
 	}
-	// Funcs, channels, unsafe pointers: by address; reflect.DeepEqual
-	// holds no two non-nil ones equal, so they are never shared.
-	return mix(hashOffset+8, uint64(v.Pointer())), change{}
+	switch plan.kind {
+	case reflect.String:
+		return w.walkString(a, st, fr, need)
+	case reflect.Struct:
+		h := uint64(hashStruct)
+		for i := range plan.fields {
+			f := &plan.fields[i]
+			h = mix(h, w.walkValue(f.plan, unsafe.Add(a, f.off), f.site, depth+1, f.exported, fr, need))
+		}
+		return h
+	case reflect.Array:
+		h := uint64(hashArray)
+		for i := range plan.n {
+			h = mix(h, w.walkValue(plan.elem, unsafe.Add(a, uintptr(i)*plan.elem.size), &plan.sites.elem, depth+1, true, fr, need))
+		}
+		return h
+	case reflect.Pointer:
+		return w.walkPointer(plan, a, st, depth, fr, need)
+	case reflect.Slice:
+		return w.walkSlice(plan, a, st, depth, fr, need)
+	case reflect.Map:
+		return w.walkMap(plan, a, st, depth, fr, need)
+	case reflect.Interface:
+		return w.walkHeld(plan, a, depth, fr, need)
+	}
+	if !need {
+		return 0
+	}
+	return w.s.hashValue(plan, a, depth, settable)
 }
 
-func (s *valueSharer) walkString(v reflect.Value, st *site, settable bool) (uint64, change) {
-	str := v.String()
-	h := maphash.String(s.seed, str)
-	if st == nil || !settable || len(str) == 0 || !st.enabled() {
-		return h, change{}
+// lookedUp says whether values at st are looked up. A site, once off,
+// stays off: a walk reads it once per value.
+func lookedUp(st *site) bool { return st != nil && st.enabled() }
+
+func (w *walker) walkString(a unsafe.Pointer, st *site, fr int, need bool) uint64 {
+	str := *(*string)(a)
+	if !lookedUp(st) || len(str) == 0 {
+		if !need {
+			return 0
+		}
+		return maphash.String(w.s.seed, str)
 	}
-	key := shareKey{typ: typeID(v.Type()), hash: h, n: len(str)}
+	h := maphash.String(w.s.seed, str)
+	if canon, changed := w.s.intern(st, str, h); changed {
+		*(*string)(w.at(fr, a)) = canon
+	}
+	return h
+}
+
+// intern returns the shared string equal to str (of hash h) at position
+// st, making a copy of str the shared one when there is none; changed is
+// false when str is that string already, or st is not looked up.
+func (s *valueSharer) intern(st *site, str string, h uint64) (canon string, changed bool) {
+	if st == nil || len(str) == 0 || !st.enabled() {
+		return "", false
+	}
+	key := shareKey{typ: stringTypeID, hash: h, n: len(str)}
 	sh := &s.shards[h%shareShards]
 	if p := sh.lookup(key); p != nil {
 		if canon := unsafe.String(p, len(str)); canon == str {
 			st.record(true)
-			if p == unsafe.StringData(str) {
-				return h, change{}
-			}
-			return h, change{s: canon, isStr: true}
+			return canon, p != unsafe.StringData(str)
 		}
 	}
 	st.record(false)
@@ -251,272 +201,141 @@ func (s *valueSharer) walkString(v reflect.Value, st *site, settable bool) (uint
 	// input's.
 	own := strings.Clone(str)
 	sh.insert(key, unsafe.StringData(own))
-	return h, change{s: own, isStr: true}
+	return own, true
 }
 
-// walkInline walks a struct or an array, whose fields or elements are
-// held inline.
-func (w *walker) walkInline(v reflect.Value, depth int, settable bool, parent, index int) (uint64, change) {
-	self := w.push(v, parent, index)
-	var h uint64
-	if v.Kind() == reflect.Struct {
-		plan := w.s.structPlanOf(v.Type())
-		h = hashOffset + 5
-		for i := range plan.fields {
-			f := &plan.fields[i]
-			fh, c := w.walk(v.Field(f.index), f.site, depth+1, settable && f.exported, self, f.index)
-			h = mix(h, fh)
-			if c.ok() && !c.inPlace {
-				c.setTo(w.copyOf(self).Field(f.index))
-			}
-		}
-	} else {
-		cs := w.s.containerSitesOf(v.Type())
-		h = hashOffset + 6
-		for i := range v.Len() {
-			eh, c := w.walk(v.Index(i), &cs.elem, depth+1, settable, self, i)
-			h = mix(h, eh)
-			if c.ok() && !c.inPlace {
-				c.setTo(w.copyOf(self).Index(i))
-			}
-		}
-	}
-	out, inPlace := w.pop(self)
-	return h, change{v: out, inPlace: inPlace}
-}
+// stringTypeID keys every string, of whatever named string type: equal
+// bytes are one string.
+var stringTypeID = typeID(reflect.TypeFor[string]())
 
-func (w *walker) walkPointer(v reflect.Value, st *site, depth int, settable bool) (uint64, change) {
-	if v.IsNil() {
-		return 3, change{}
-	}
-	if !settable {
-		// Under an unexported field (a time.Time's location, say): by
-		// address, without descending.
-		return mix(hashOffset+4, uint64(uintptr(v.UnsafePointer()))), change{}
-	}
-	if h, c, found := w.lookupWhole(v, st, depth, 0); found {
-		return h, c
-	}
-	eh, c := w.walk(v.Elem(), nil, depth+1, true, -1, 0)
-	h := mix(hashOffset+4, eh)
-	if w.dry {
-		return h, change{}
-	}
-	cur, owned := v, false
-	if c.ok() {
-		if !c.v.CanAddr() || (c.v.Kind() != reflect.Struct && c.v.Kind() != reflect.Array) {
-			cur = reflect.New(v.Type().Elem())
-			c.setTo(cur.Elem())
-		} else {
-			cur = c.v.Addr()
-		}
-		owned = true
-	}
-	return h, w.s.keepShared(cur, owned, st, h, 0)
-}
-
-func (w *walker) walkSlice(v reflect.Value, st *site, depth int, settable bool) (uint64, change) {
-	if v.IsNil() {
-		return 10, change{}
-	}
-	n := v.Len()
-	if v.Type().Elem().Kind() == reflect.Uint8 {
-		h := mix(mix(hashOffset+11, uint64(n)), maphash.Bytes(w.s.seed, v.Bytes()))
-		if n == 0 || !settable || w.dry {
-			return h, change{}
-		}
-		return h, w.s.settle(v, v, false, st, h, n)
-	}
-	if n > 0 && settable {
-		if h, c, found := w.lookupWhole(v, st, depth, n); found {
-			return h, c
-		}
-	}
-	h := mix(hashOffset+11, uint64(n))
-	cs := w.s.containerSitesOf(v.Type())
-	self := w.push(v, -1, 0)
-	for i := range n {
-		eh, c := w.walk(v.Index(i), &cs.elem, depth+1, settable, self, i)
-		h = mix(h, eh)
-		if c.ok() && !c.inPlace {
-			c.setTo(w.copyOf(self).Index(i))
-		}
-	}
-	out, _ := w.pop(self)
-	if n == 0 || !settable || w.dry {
-		return h, change{v: out}
-	}
-	if out.IsValid() {
-		return h, w.s.keepShared(out, true, st, h, n)
-	}
-	return h, w.s.keepShared(v, false, st, h, n)
-}
-
-// lookupWhole looks up a pointer or a non-empty slice of length n (with
-// a site st that is looked up) by a hash of its content before its parts
-// are walked. When an equal value is shared already, v is replaced by it
-// whole: its parts are neither looked up nor copied, so a value that
-// turns out shared costs no garbage. Otherwise the caller walks v's parts
-// and keeps the result (keepShared), v having been looked up here.
-func (w *walker) lookupWhole(v reflect.Value, st *site, depth, n int) (uint64, change, bool) {
-	if w.dry || st == nil || !st.enabled() {
-		return 0, change{}, false
-	}
-	w.dry = true
-	h, _ := w.walk(v, nil, depth, true, -1, 0)
-	w.dry = false
-	c, found := w.s.findShared(v, v, st, h, n)
-	return h, c, found
-}
-
-func (w *walker) walkMap(v reflect.Value, st *site, depth int, settable bool) (uint64, change) {
-	if v.IsNil() {
-		return 12, change{}
-	}
-	// First the content hash, read-only: when an equal map is shared, the
-	// whole map is replaced and its entries need no work.
-	sum := w.hashEntries(v, depth)
-	h := mix(hashOffset+13, sum)
-	if !settable || w.dry {
-		return h, change{}
-	}
-	if c, found := w.s.findShared(v, v, st, h, v.Len()); found {
-		return h, c
-	}
-	out := w.shareEntries(v, depth)
-	if out.IsValid() {
-		return h, w.s.keepShared(out, true, st, h, v.Len())
-	}
-	return h, w.s.keepShared(v, false, st, h, v.Len())
-}
-
-// hashEntries returns a hash of map v's entries, independent of their
-// order; it shares nothing.
-func (w *walker) hashEntries(v reflect.Value, depth int) uint64 {
-	var sum uint64
-	if m, ok := asStringMap(v); ok {
-		for k, e := range m {
-			sum += mix(mix(hashOffset, maphash.String(w.s.seed, k)), maphash.String(w.s.seed, e))
-		}
-		return sum
-	}
-	e := newMapEntry(v)
-	for it := v.MapRange(); it.Next(); {
-		key, val := e.read(it)
-		kh, _ := w.walk(key, nil, depth+1, false, -1, 0)
-		vh, _ := w.walk(val, nil, depth+1, false, -1, 0)
-		sum += mix(mix(hashOffset, kh), vh)
-	}
-	return sum
-}
-
-// shareEntries shares the keys and values of map v, which is not shared
-// as a whole, and returns the copy of v with entries replaced, or an
-// invalid value when none is.
-func (w *walker) shareEntries(v reflect.Value, depth int) reflect.Value {
-	t := v.Type()
-	cs := w.s.containerSitesOf(t)
-	var out reflect.Value
-	for it := v.MapRange(); it.Next(); {
-		k, e := it.Key(), it.Value()
-		_, ck := w.walk(k, &cs.key, depth+1, true, -1, 0)
-		_, ce := w.walk(e, &cs.elem, depth+1, true, -1, 0)
-		if !ck.ok() && !ce.ok() {
-			continue
-		}
-		if !out.IsValid() {
-			out = heapCopy(v, 0)
-		}
-		if ck.ok() {
-			// An equal key does not replace the stored one: delete first.
-			out.SetMapIndex(k, reflect.Value{})
-			k = ck.value(t.Key())
-		}
-		if ce.ok() {
-			e = ce.value(t.Elem())
-		}
-		out.SetMapIndex(k, e)
-	}
-	return out
-}
-
-// walkInterface hashes the dynamic value of v. Maps and strings held in
-// it are looked up as values of their own position (unstructured
-// content); pointers and slices are not, but their parts are.
-func (w *walker) walkInterface(v reflect.Value, depth int, settable bool) (uint64, change) {
-	if v.IsNil() {
-		return 7, change{}
-	}
-	e := v.Elem()
-	var h uint64
-	var c change
-	switch {
-	case !settable:
-		h, _ = w.walk(e, nil, depth+1, false, -1, 0)
-	case e.Kind() == reflect.Map || e.Kind() == reflect.String:
-		h, c = w.walk(e, &w.s.containerSitesOf(e.Type()).held, depth+1, true, -1, 0)
-	case e.Kind() == reflect.Pointer || e.Kind() == reflect.Slice:
-		h, c = w.walk(e, nil, depth+1, true, -1, 0)
-	default:
-		h, _ = w.walk(e, nil, depth+1, false, -1, 0)
-	}
-	if !c.ok() {
-		return h, change{}
-	}
-	out := reflect.New(v.Type()).Elem()
-	out.Set(c.value(e.Type()))
-	return h, change{v: out}
-}
-
-// settle finishes a pointer, a non-empty slice of length n or a map at
-// position st: orig as found in the object, cur the same with its parts
-// replaced (a new value, owned) or orig itself. It returns what orig is to
-// be replaced with: the shared value equal to cur if there is one, else
-// cur made the shared value for those to come, or cur as it is where
-// nothing is looked up.
-func (s *valueSharer) settle(orig, cur reflect.Value, owned bool, st *site, h uint64, n int) change {
-	if c, found := s.findShared(orig, cur, st, h, n); found {
-		return c
-	}
-	return s.keepShared(cur, owned, st, h, n)
-}
-
-// findShared looks up the shared value equal to cur (orig with some parts
-// replaced, or orig) and reports whether there is one; the change is none
-// when orig is that value already.
-func (s *valueSharer) findShared(orig, cur reflect.Value, st *site, h uint64, n int) (change, bool) {
-	if st == nil || !st.enabled() {
-		return change{}, false
-	}
-	p := s.shards[h%shareShards].lookup(shareKey{typ: typeID(cur.Type()), hash: h, n: n})
+func (w *walker) walkPointer(plan *typePlan, a unsafe.Pointer, st *site, depth, fr int, need bool) uint64 {
+	p := *(*unsafe.Pointer)(a)
 	if p == nil {
-		return change{}, false
+		return hashNilPtr
 	}
-	if p == (*byte)(orig.UnsafePointer()) && (orig.Kind() != reflect.Slice || orig.Cap() == n) {
+	on := lookedUp(st)
+	if on {
+		if h, found := w.lookupWhole(plan, a, st, depth, fr, p, 0, true); found {
+			return h
+		}
+	}
+	child := w.push(p, plan.elem.t, -1)
+	h := mix(hashPtrSeed, w.walkValue(plan.elem, p, nil, depth+1, true, child, need || on))
+	w.keep(plan, on, st, h, p, w.pop(child), 0, fr, a)
+	return h
+}
+
+func (w *walker) walkSlice(plan *typePlan, a unsafe.Pointer, st *site, depth, fr int, need bool) uint64 {
+	hdr := *(*sliceHeader)(a)
+	if hdr.data == nil {
+		return hashNilSlice
+	}
+	n := hdr.len
+	if n == 0 {
+		return mix(hashSliceSeed, 0)
+	}
+	on := lookedUp(st)
+	if plan.elem.kind == reflect.Uint8 {
+		if !on {
+			if !need {
+				return 0
+			}
+			return w.s.hashSlice(plan, &hdr, depth, true)
+		}
+		h := w.s.hashSlice(plan, &hdr, depth, true)
+		if !w.found(plan, st, h, fr, a, hdr.data, n, hdr.cap == n) {
+			w.keep(plan, true, st, h, hdr.data, nil, n, fr, a)
+		}
+		return h
+	}
+	if on {
+		if h, found := w.lookupWhole(plan, a, st, depth, fr, hdr.data, n, hdr.cap == n); found {
+			return h
+		}
+	}
+	h := mix(hashSliceSeed, uint64(n))
+	child := w.push(hdr.data, plan.t, n)
+	for i := range n {
+		h = mix(h, w.walkValue(plan.elem, unsafe.Add(hdr.data, uintptr(i)*plan.elem.size), &plan.sites.elem, depth+1, true, child, need || on))
+	}
+	w.keep(plan, on, st, h, hdr.data, w.pop(child), n, fr, a)
+	return h
+}
+
+// lookupWhole looks up the pointer, slice (of length n and data p) or map
+// p at a, at position st (looked up), by a hash of its content before its parts are
+// walked. When an equal value is shared already, it replaces the one at a
+// whole: its parts are neither looked up nor copied, so a value that turns
+// out shared costs no garbage. capIsN says a slice's capacity is its
+// length, as a shared slice's is. Otherwise the caller walks the parts
+// and keeps the result (keep).
+func (w *walker) lookupWhole(plan *typePlan, a unsafe.Pointer, st *site, depth, fr int, p unsafe.Pointer, n int, capIsN bool) (uint64, bool) {
+	h := w.s.hashValue(plan, a, depth, true)
+	return h, w.found(plan, st, h, fr, a, p, n, capIsN)
+}
+
+// found looks up the value at a (the pointer, slice or map p, of hash h)
+// at position st, which is looked up, and reports whether an equal one is
+// shared; if it is not p itself, it replaces p.
+func (w *walker) found(plan *typePlan, st *site, h uint64, fr int, a, p unsafe.Pointer, n int, capIsN bool) bool {
+	q := w.s.shards[h%shareShards].lookup(shareKey{typ: plan.id, hash: h, n: n})
+	switch {
+	case q == nil:
+		return false
+	case unsafe.Pointer(q) == p && capIsN:
 		st.record(true)
-		return change{}, true
-	}
-	if !sameAsShared(unsafe.Pointer(p), cur, n) {
-		return change{}, false
+		return true
+	case !w.s.sameAsShared(plan, unsafe.Pointer(q), p, n):
+		return false
 	}
 	st.record(true)
-	return change{shared: unsafe.Pointer(p), n: n}, true
+	w.replace(plan, fr, a, unsafe.Pointer(q), n)
+	return true
 }
 
-// keepShared makes cur the shared value for its content where st is looked
-// up (a copy of it unless owned: the table refers only to memory the cache
-// made) and returns what the object is to hold: that value, or cur if
-// owned, or nothing.
-func (s *valueSharer) keepShared(cur reflect.Value, owned bool, st *site, h uint64, n int) change {
-	if st != nil && st.enabled() {
+// keep finishes the pointer, slice (of length n) or map at a, at position
+// st, whose parts were walked: orig is what a held, c its copy with parts
+// replaced (nil when none was). Where st is looked up (on), the value becomes
+// the shared one for those to come (a copy of orig when c is nil: the
+// table refers only to memory the cache made); the value a is to hold,
+// when it is not orig, is written in frame fr's copy.
+func (w *walker) keep(plan *typePlan, on bool, st *site, h uint64, orig, c unsafe.Pointer, n, fr int, a unsafe.Pointer) {
+	if on {
 		st.record(false)
-		if !owned {
-			cur, owned = heapCopy(cur, n), true
+		if c == nil {
+			c = copyReferred(plan, orig, n)
 		}
-		s.shards[h%shareShards].insert(shareKey{typ: typeID(cur.Type()), hash: h, n: n}, (*byte)(cur.UnsafePointer()))
+		w.s.shards[h%shareShards].insert(shareKey{typ: plan.id, hash: h, n: n}, (*byte)(c))
 	}
-	if owned {
-		return change{v: cur}
+	if c != nil {
+		w.replace(plan, fr, a, c, n)
 	}
-	return change{}
+}
+
+// replace writes, in frame fr's copy, the pointer, slice (of length and
+// capacity n) or map p in place of the one at a.
+func (w *walker) replace(plan *typePlan, fr int, a, p unsafe.Pointer, n int) {
+	dst := w.at(fr, a)
+	if plan.kind == reflect.Slice {
+		*(*sliceHeader)(dst) = sliceHeader{data: p, len: n, cap: n}
+		return
+	}
+	*(*unsafe.Pointer)(dst) = p
+}
+
+// copyReferred returns a new shallow copy of what a pointer, a slice of
+// length n or a map of plan's type refers to.
+func copyReferred(plan *typePlan, p unsafe.Pointer, n int) unsafe.Pointer {
+	switch plan.kind {
+	case reflect.Pointer:
+		return copyMemory(plan.elem.t, p, -1)
+	case reflect.Slice:
+		return copyMemory(plan.t, p, n)
+	}
+	m := reflect.NewAt(plan.t, unsafe.Pointer(&p)).Elem()
+	c := reflect.MakeMapWithSize(plan.t, m.Len())
+	for it := m.MapRange(); it.Next(); {
+		c.SetMapIndex(it.Key(), it.Value())
+	}
+	return c.UnsafePointer()
 }

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"math"
 	"reflect"
 	"slices"
 	"sync"
@@ -221,5 +222,108 @@ func TestValueSharer_EqualValueFoundWhole(t *testing.T) {
 	}
 	if !sameSlice(a.Spec.Containers, b.Spec.Containers) {
 		t.Error("equal containers were not shared")
+	}
+}
+
+// walkHash walks obj (a pointer to a struct) as share does, asking for
+// its hash, and returns the hash with what the walk made of obj.
+func walkHash(s *valueSharer, obj interface{}) (uint64, interface{}) {
+	v := reflect.ValueOf(obj)
+	t := v.Type().Elem()
+	w := &walker{s: s}
+	root := w.push(v.UnsafePointer(), t, -1)
+	h := w.walkValue(s.planOf(t), v.UnsafePointer(), nil, 0, true, root, true)
+	if c := w.pop(root); c != nil {
+		return h, reflect.NewAt(t, c).Interface()
+	}
+	return h, obj
+}
+
+// The hash a walk computes while it shares is the hash of the content
+// alone: the one a lookup computes for an equal value, whether the walk
+// replaced parts of it or found them shared already.
+func TestValueSharer_HashMatchesWalk(t *testing.T) {
+	tests := []struct {
+		name string
+		make func(i int) interface{}
+	}{
+		{"pod", func(i int) interface{} { return sharePod(i%2, i) }},
+		{"nodes of every kind", func(i int) interface{} { return newWalkNode(i % 2) }},
+		{"empty node", func(int) interface{} { return &walkNode{} }},
+		{"unstructured", func(i int) interface{} {
+			return &unstructured.Unstructured{Object: map[string]interface{}{
+				"spec": map[string]interface{}{"n": int64(i % 2), "f": 1.5, "ok": true, "list": []interface{}{"p", map[string]interface{}{"q": "r"}}},
+			}}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newValueSharer()
+			for i := range 4 {
+				in := tt.make(i)
+				plan := s.planOf(reflect.TypeOf(in).Elem())
+				want := s.hashValue(plan, reflect.ValueOf(in).UnsafePointer(), 0, true)
+				got, out := walkHash(s, in)
+				if got != want {
+					t.Fatalf("object %d: walk hash %x, content hash %x", i, got, want)
+				}
+				if again := s.hashValue(plan, reflect.ValueOf(out).UnsafePointer(), 0, true); again != want {
+					t.Fatalf("object %d: the shared result hashes to %x, its input to %x", i, again, want)
+				}
+			}
+		})
+	}
+}
+
+// Values that differ only in padding, or in a float's sign of zero, are
+// equal; NaN never is, as reflect.DeepEqual has it.
+func TestValueSharer_EqualAtMatchesDeepEqual(t *testing.T) {
+	type padded struct {
+		A int8
+		B int64
+	}
+	type holder struct {
+		P  padded
+		F  float64
+		Fs []float32
+		M  map[string]padded
+		I  interface{}
+		Fn func()
+	}
+	nan := math.NaN()
+	tests := []struct {
+		name string
+		a, b holder
+	}{
+		{"equal", holder{P: padded{1, 2}, F: 1}, holder{P: padded{1, 2}, F: 1}},
+		{"padding differs", holder{P: padded{1, 2}}, holder{P: padded{1, 2}}},
+		{"field differs", holder{P: padded{1, 2}}, holder{P: padded{1, 3}}},
+		{"zero signs", holder{F: 0}, holder{F: math.Copysign(0, -1)}},
+		{"NaN", holder{F: nan}, holder{F: nan}},
+		{"floats in slices", holder{Fs: []float32{1, 2}}, holder{Fs: []float32{1, 2}}},
+		{"nil and empty slice", holder{Fs: nil}, holder{Fs: []float32{}}},
+		{"maps", holder{M: map[string]padded{"a": {1, 2}}}, holder{M: map[string]padded{"a": {1, 2}}}},
+		{"maps differ", holder{M: map[string]padded{"a": {1, 2}}}, holder{M: map[string]padded{"b": {1, 2}}}},
+		{"held values", holder{I: int64(3)}, holder{I: int64(3)}},
+		{"held types differ", holder{I: int64(3)}, holder{I: int32(3)}},
+		{"funcs", holder{Fn: func() {}}, holder{Fn: func() {}}},
+	}
+	s := newValueSharer()
+	plan := s.planOf(reflect.TypeFor[holder]())
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := tt.a, tt.b
+			if tt.name == "padding differs" {
+				// Write into the padding byte after A.
+				*(*byte)(unsafe.Add(unsafe.Pointer(&b.P), 1)) = 0xff
+			}
+			want := reflect.DeepEqual(a, b)
+			if got := s.equalAt(plan, unsafe.Pointer(&a), unsafe.Pointer(&b), 0); got != want {
+				t.Errorf("equalAt = %v, reflect.DeepEqual = %v", got, want)
+			}
+			if want && s.hashValue(plan, unsafe.Pointer(&a), 0, true) != s.hashValue(plan, unsafe.Pointer(&b), 0, true) && tt.name != "zero signs" {
+				t.Error("equal values hash apart")
+			}
+		})
 	}
 }

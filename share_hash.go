@@ -1,0 +1,250 @@
+package cache
+
+import (
+	"hash/maphash"
+	"math"
+	"reflect"
+	"unsafe"
+)
+
+// This file is the content hash of the values a valueSharer looks up. The
+// walk (share_walk.go) computes the same hash while it shares, bottom-up,
+// from the same rules: hashing a value here and walking it give one hash,
+// which TestValueSharer_HashMatchesWalk holds.
+
+// Hash mixing: FNV-style multiply over 64-bit words.
+const (
+	hashPrime  = 0x100000001b3
+	hashOffset = 0xcbf29ce484222325
+)
+
+func mix(h, x uint64) uint64 { return (h ^ x) * hashPrime }
+
+// Hashes of the empty cases and the seeds of the composite ones.
+const (
+	hashTrue      = 1
+	hashFalse     = 2
+	hashNilPtr    = 3
+	hashNilIface  = 7
+	hashNilSlice  = 10
+	hashNilMap    = 12
+	hashPtrSeed   = hashOffset + 4
+	hashStruct    = hashOffset + 5
+	hashArray     = hashOffset + 6
+	hashAddress   = hashOffset + 8
+	hashSliceSeed = hashOffset + 11
+	hashMapSeed   = hashOffset + 13
+)
+
+// sliceHeader is the layout of a slice value.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
+}
+
+// hashValue returns the content hash of the value of plan's type at a.
+// Under an unexported field (settable false) pointers are hashed by
+// address, as the walk leaves them.
+func (s *valueSharer) hashValue(plan *typePlan, a unsafe.Pointer, depth int, settable bool) uint64 {
+	if depth > maxShareDepth {
+		return uint64(plan.kind)
+	}
+	if plan.flat {
+		return s.hashFlat(plan, a)
+	}
+	switch plan.kind {
+	case reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return hashFloats(plan.kind, a)
+	case reflect.String:
+		return maphash.String(s.seed, *(*string)(a))
+	case reflect.Struct:
+		h := uint64(hashStruct)
+		for i := range plan.fields {
+			f := &plan.fields[i]
+			h = mix(h, s.hashValue(f.plan, unsafe.Add(a, f.off), depth+1, settable && f.exported))
+		}
+		return h
+	case reflect.Array:
+		h := uint64(hashArray)
+		for i := range plan.n {
+			h = mix(h, s.hashValue(plan.elem, unsafe.Add(a, uintptr(i)*plan.elem.size), depth+1, settable))
+		}
+		return h
+	case reflect.Pointer:
+		p := *(*unsafe.Pointer)(a)
+		switch {
+		case p == nil:
+			return hashNilPtr
+		case !settable:
+			return mix(hashPtrSeed, uint64(uintptr(p)))
+		}
+		return mix(hashPtrSeed, s.hashValue(plan.elem, p, depth+1, true))
+	case reflect.Slice:
+		return s.hashSlice(plan, (*sliceHeader)(a), depth, settable)
+	case reflect.Map:
+		m := *(*unsafe.Pointer)(a)
+		if m == nil {
+			return hashNilMap
+		}
+		return mix(hashMapSeed, s.hashEntries(plan, m, depth))
+	case reflect.Interface:
+		return s.hashHeld(plan, a, depth, settable)
+	}
+	// Funcs, channels, unsafe pointers: by address; reflect.DeepEqual
+	// holds no two non-nil ones equal, so they are never shared.
+	return mix(hashAddress, uint64(*(*uintptr)(a)))
+}
+
+// hashFlat hashes a value made only of booleans and integers by its bytes.
+func (s *valueSharer) hashFlat(plan *typePlan, a unsafe.Pointer) uint64 {
+	switch plan.kind {
+	case reflect.Bool:
+		if *(*bool)(a) {
+			return hashTrue
+		}
+		return hashFalse
+	case reflect.Struct, reflect.Array:
+		if plan.dense {
+			return maphash.Bytes(s.seed, unsafe.Slice((*byte)(a), plan.size))
+		}
+		return s.hashSparse(plan, a)
+	}
+	switch plan.size {
+	case 1:
+		return mix(hashOffset, uint64(*(*uint8)(a)))
+	case 2:
+		return mix(hashOffset, uint64(*(*uint16)(a)))
+	case 4:
+		return mix(hashOffset, uint64(*(*uint32)(a)))
+	}
+	return mix(hashOffset, *(*uint64)(a))
+}
+
+// hashSparse hashes a flat struct or array with padding, part by part.
+func (s *valueSharer) hashSparse(plan *typePlan, a unsafe.Pointer) uint64 {
+	h := uint64(hashStruct)
+	if plan.kind == reflect.Array {
+		for i := range plan.n {
+			h = mix(h, s.hashFlat(plan.elem, unsafe.Add(a, uintptr(i)*plan.elem.size)))
+		}
+		return h
+	}
+	for i := range plan.fields {
+		f := &plan.fields[i]
+		h = mix(h, s.hashFlat(f.plan, unsafe.Add(a, f.off)))
+	}
+	return h
+}
+
+// hashFloats hashes a float or complex number.
+func hashFloats(kind reflect.Kind, a unsafe.Pointer) uint64 {
+	switch kind {
+	case reflect.Float32:
+		return mix(hashOffset, math.Float64bits(float64(*(*float32)(a))))
+	case reflect.Float64:
+		return mix(hashOffset, math.Float64bits(*(*float64)(a)))
+	case reflect.Complex64:
+		c := *(*complex64)(a)
+		return mix(mix(hashOffset, math.Float64bits(float64(real(c)))), math.Float64bits(float64(imag(c))))
+	}
+	c := *(*complex128)(a)
+	return mix(mix(hashOffset, math.Float64bits(real(c))), math.Float64bits(imag(c)))
+}
+
+// hashSlice hashes the slice with header hdr.
+func (s *valueSharer) hashSlice(plan *typePlan, hdr *sliceHeader, depth int, settable bool) uint64 {
+	if hdr.data == nil {
+		return hashNilSlice
+	}
+	h := mix(hashSliceSeed, uint64(hdr.len))
+	if plan.elem.kind == reflect.Uint8 {
+		return mix(h, maphash.Bytes(s.seed, unsafe.Slice((*byte)(hdr.data), hdr.len)))
+	}
+	for i := range hdr.len {
+		h = mix(h, s.hashValue(plan.elem, unsafe.Add(hdr.data, uintptr(i)*plan.elem.size), depth+1, settable))
+	}
+	return h
+}
+
+// hashEntries returns a hash of the entries of map m (of plan's type),
+// independent of their order. Pointers in entries are hashed by address.
+func (s *valueSharer) hashEntries(plan *typePlan, m unsafe.Pointer, depth int) uint64 {
+	var sum uint64
+	if plan.strMap {
+		for k, e := range *(*map[string]string)(unsafe.Pointer(&m)) {
+			sum += mix(mix(hashOffset, maphash.String(s.seed, k)), maphash.String(s.seed, e))
+		}
+		return sum
+	}
+	e := newMapEntry(plan.t)
+	for it := reflect.NewAt(plan.t, unsafe.Pointer(&m)).Elem().MapRange(); it.Next(); {
+		ka, va := e.read(it)
+		kh := s.hashValue(plan.key, ka, depth+1, false)
+		vh := s.hashValue(plan.elem, va, depth+1, false)
+		sum += mix(mix(hashOffset, kh), vh)
+	}
+	return sum
+}
+
+// hashHeld hashes the value held in the interface at a. Maps, strings,
+// pointers and slices held are hashed as where the interface lies; other
+// values as under an unexported field, since the walk replaces nothing
+// in them.
+func (s *valueSharer) hashHeld(plan *typePlan, a unsafe.Pointer, depth int, settable bool) uint64 {
+	e := reflect.NewAt(plan.t, a).Elem().Elem()
+	if !e.IsValid() {
+		return hashNilIface
+	}
+	switch e.Kind() {
+	case reflect.String:
+		return maphash.String(s.seed, e.String())
+	case reflect.Bool:
+		if e.Bool() {
+			return hashTrue
+		}
+		return hashFalse
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return mix(hashOffset, uint64(e.Int()))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return mix(hashOffset, e.Uint())
+	case reflect.Float32, reflect.Float64:
+		return mix(hashOffset, math.Float64bits(e.Float()))
+	case reflect.Map, reflect.Pointer, reflect.Slice:
+	default:
+		settable = false
+	}
+	held := heldCopy(e)
+	return s.hashValue(s.planOf(e.Type()), held, depth+1, settable)
+}
+
+// heldCopy returns the address of a copy of e, a value held in an
+// interface.
+func heldCopy(e reflect.Value) unsafe.Pointer {
+	switch e.Kind() {
+	case reflect.Map, reflect.Pointer:
+		p := e.UnsafePointer()
+		return unsafe.Pointer(&p)
+	case reflect.Slice:
+		return unsafe.Pointer(&sliceHeader{data: e.UnsafePointer(), len: e.Len(), cap: e.Cap()})
+	}
+	c := reflect.New(e.Type())
+	c.Elem().Set(e)
+	return c.UnsafePointer()
+}
+
+// mapEntry reads the entries of a map iterator into one key and one value
+// variable, so that reading an entry allocates nothing; it gives their
+// addresses.
+type mapEntry struct {
+	key, val reflect.Value
+}
+
+func newMapEntry(t reflect.Type) mapEntry {
+	return mapEntry{key: reflect.New(t.Key()).Elem(), val: reflect.New(t.Elem()).Elem()}
+}
+
+func (e *mapEntry) read(it *reflect.MapIter) (key, val unsafe.Pointer) {
+	e.key.SetIterKey(it)
+	e.val.SetIterValue(it)
+	return e.key.Addr().UnsafePointer(), e.val.Addr().UnsafePointer()
+}
