@@ -535,7 +535,7 @@ func newSharingInformerQueue(logger klog.Logger, objectType any, clientState Sto
 		Logger:          &logger,
 		Name:            fmt.Sprintf("RealFIFO %T", objectType),
 		KeyFunction:     MetaNamespaceKeyFunc,
-		Transformer:     withValueSharing(transform, sharer),
+		Transformer:     withValueSharing(transform, sharer, clientState),
 		Identifier:      id,
 		MetricsProvider: metrics,
 	}

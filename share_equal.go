@@ -104,20 +104,19 @@ func (s *valueSharer) equalMaps(plan *typePlan, ma, mb unsafe.Pointer, depth int
 	if plan.strMap {
 		return maps.Equal(*(*map[string]string)(unsafe.Pointer(&ma)), *(*map[string]string)(unsafe.Pointer(&mb)))
 	}
-	a, b := reflect.NewAt(plan.t, unsafe.Pointer(&ma)).Elem(), reflect.NewAt(plan.t, unsafe.Pointer(&mb)).Elem()
-	if a.Len() != b.Len() {
+	e := entriesOf(plan, ma)
+	defer e.done()
+	*(*unsafe.Pointer)(e.m2.Addr().UnsafePointer()) = mb
+	if e.m.Len() != e.m2.Len() {
 		return false
 	}
-	e := newMapEntry(plan.t)
-	other := reflect.New(plan.t.Elem()).Elem()
-	for it := a.MapRange(); it.Next(); {
-		_, va := e.read(it)
-		found := b.MapIndex(e.key)
+	for _, va, ok := e.next(); ok; _, va, ok = e.next() {
+		found := e.m2.MapIndex(e.key)
 		if !found.IsValid() {
 			return false
 		}
-		other.Set(found)
-		if !s.equalAt(plan.elem, va, other.Addr().UnsafePointer(), depth+1) {
+		e.other.Set(found)
+		if !s.equalAt(plan.elem, va, e.other.Addr().UnsafePointer(), depth+1) {
 			return false
 		}
 	}

@@ -176,9 +176,9 @@ func (s *valueSharer) hashEntries(plan *typePlan, m unsafe.Pointer, depth int) u
 		}
 		return sum
 	}
-	e := newMapEntry(plan.t)
-	for it := reflect.NewAt(plan.t, unsafe.Pointer(&m)).Elem().MapRange(); it.Next(); {
-		ka, va := e.read(it)
+	e := entriesOf(plan, m)
+	defer e.done()
+	for ka, va, ok := e.next(); ok; ka, va, ok = e.next() {
 		kh := s.hashValue(plan.key, ka, depth+1, false)
 		vh := s.hashValue(plan.elem, va, depth+1, false)
 		sum += mix(mix(hashOffset, kh), vh)
@@ -232,19 +232,51 @@ func heldCopy(e reflect.Value) unsafe.Pointer {
 	return c.UnsafePointer()
 }
 
-// mapEntry reads the entries of a map iterator into one key and one value
-// variable, so that reading an entry allocates nothing; it gives their
-// addresses.
+// mapEntry is what going through the entries of a map of one type needs:
+// a variable holding the map, an iterator, and variables for a key, a
+// value and another value, into which entries are read without allocating.
+// Each plan of a map type keeps its own in a pool (typePlan.entries), so
+// that walking a map allocates none of them; a walk nested in another
+// takes another.
 type mapEntry struct {
-	key, val reflect.Value
+	plan            *typePlan
+	m, m2           reflect.Value
+	it              reflect.MapIter
+	key, val, other reflect.Value
 }
 
-func newMapEntry(t reflect.Type) mapEntry {
-	return mapEntry{key: reflect.New(t.Key()).Elem(), val: reflect.New(t.Elem()).Elem()}
+// entriesOf returns a mapEntry iterating the map m of plan's type; done
+// gives it back.
+func entriesOf(plan *typePlan, m unsafe.Pointer) *mapEntry {
+	e, _ := plan.entries.Get().(*mapEntry)
+	if e == nil {
+		t := plan.t
+		e = &mapEntry{plan: plan, m: reflect.New(t).Elem(), m2: reflect.New(t).Elem(),
+			key: reflect.New(t.Key()).Elem(), val: reflect.New(t.Elem()).Elem(), other: reflect.New(t.Elem()).Elem()}
+	}
+	*(*unsafe.Pointer)(e.m.Addr().UnsafePointer()) = m
+	e.it.Reset(e.m)
+	return e
 }
 
-func (e *mapEntry) read(it *reflect.MapIter) (key, val unsafe.Pointer) {
-	e.key.SetIterKey(it)
-	e.val.SetIterValue(it)
-	return e.key.Addr().UnsafePointer(), e.val.Addr().UnsafePointer()
+// next reads the next entry and returns the addresses of its key and
+// value, or false at the end.
+func (e *mapEntry) next() (key, val unsafe.Pointer, ok bool) {
+	if !e.it.Next() {
+		return nil, nil, false
+	}
+	e.key.SetIterKey(&e.it)
+	e.val.SetIterValue(&e.it)
+	return e.key.Addr().UnsafePointer(), e.val.Addr().UnsafePointer(), true
+}
+
+// done clears e, so that the pool keeps nothing alive, and gives it back.
+func (e *mapEntry) done() {
+	e.it.Reset(reflect.Value{})
+	e.m.SetZero()
+	e.m2.SetZero()
+	e.key.SetZero()
+	e.val.SetZero()
+	e.other.SetZero()
+	e.plan.entries.Put(e)
 }

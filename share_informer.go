@@ -2,6 +2,7 @@ package cache
 
 import (
 	"os"
+	"reflect"
 	"strconv"
 	"sync"
 
@@ -9,33 +10,39 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// shareValuesEnv switches on, when set to a true value, the sharing of
+// shareValuesEnv switches off, when set to a false value, the sharing of
 // equal parts of cached objects (share.go) for every informer of the
-// process. It is off by default: it roughly halves the heap of a large
-// cache of similar objects, but walking each object as it arrives costs
-// CPU per event (tens of microseconds for a pod), which a controller
-// should choose. The objects a ListerWatcher or transform returned are
-// never written (shareCopy).
+// process; it is on by default. Sharing roughly halves the heap of a large
+// cache of similar objects and leaves every object deep-equal to what was
+// decoded; its walk costs CPU per event (about as much as decoding the
+// object, a fraction of what receiving it costs), and a caller that
+// modifies a cached object against the contract modifies every object
+// sharing the part it changed. KCACHE_SHARE_VALUES=false gives client-go's
+// layout: each cached object the very one its source returned. The
+// objects a ListerWatcher or transform returned are never written
+// (shareCopy).
 const shareValuesEnv = "KCACHE_SHARE_VALUES"
 
 // shareValuesEnabled reads shareValuesEnv once.
 var shareValuesEnabled = sync.OnceValue(func() bool {
 	raw, set := os.LookupEnv(shareValuesEnv)
 	if !set || raw == "" {
-		return false
+		return true
 	}
 	on, err := strconv.ParseBool(raw)
 	if err != nil {
-		klog.Background().Error(err, "Ignoring a setting that is not a boolean; sharing stays off", "variable", shareValuesEnv, "value", raw)
-		return false
+		klog.Background().Error(err, "Ignoring a setting that is not a boolean; sharing stays on", "variable", shareValuesEnv, "value", raw)
+		return true
 	}
 	return on
 })
 
 // withValueSharing returns the transform an informer's queue applies:
 // transform (which may be nil), then the sharing of the result's parts with
-// the objects already cached, when sharing is on.
-func withValueSharing(transform TransformFunc, sharer *valueSharer) TransformFunc {
+// the objects already cached, when sharing is on. cached, if not nil, is
+// the informer's store: an object that replaces one cached under its key
+// is compared with that one first (share_twin.go).
+func withValueSharing(transform TransformFunc, sharer *valueSharer, cached KeyGetter) TransformFunc {
 	if sharer == nil {
 		return transform
 	}
@@ -47,8 +54,28 @@ func withValueSharing(transform TransformFunc, sharer *valueSharer) TransformFun
 			}
 			obj = out
 		}
-		return shareCopy(sharer, obj), nil
+		return shareCopyLike(sharer, obj, cachedTwin(cached, obj)), nil
 	}
+}
+
+// cachedTwin returns the object cached under obj's key, or nil.
+func cachedTwin(cached KeyGetter, obj interface{}) interface{} {
+	if cached == nil {
+		return nil
+	}
+	// A nil pointer is left to panic where client-go's would, later.
+	if v := reflect.ValueOf(obj); v.Kind() != reflect.Pointer || v.IsNil() {
+		return nil
+	}
+	key, err := MetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return nil
+	}
+	twin, exists, err := cached.GetByKey(key)
+	if err != nil || !exists {
+		return nil
+	}
+	return twin
 }
 
 // shareCopy returns the object the cache keeps for obj: obj with its parts
@@ -58,9 +85,18 @@ func withValueSharing(transform TransformFunc, sharer *valueSharer) TransformFun
 // same object to others, who may be reading it now. Values that are not
 // runtime.Objects are kept as they are, unshared.
 func shareCopy(sharer *valueSharer, obj interface{}) interface{} {
+	return shareCopyLike(sharer, obj, nil)
+}
+
+// shareCopyLike is shareCopy for an object that replaces twin (nil: none)
+// in the cache.
+func shareCopyLike(sharer *valueSharer, obj, twin interface{}) interface{} {
 	ro, ok := obj.(runtime.Object)
 	if !ok || ro == nil {
 		return obj
+	}
+	if twin != nil {
+		return sharer.shareLike(ro, twin)
 	}
 	return sharer.share(ro)
 }

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"reflect"
+	"sync"
 	"unsafe"
 )
 
@@ -36,6 +37,8 @@ type typePlan struct {
 	// strMap says a map's keys and values are strings (of any named
 	// string type), read as a map[string]string.
 	strMap bool
+	// entries holds a map type's *mapEntry values for reuse.
+	entries sync.Pool
 	// sites are the positions of a slice's, array's or map's elements
 	// and keys, and of values of this type held in interfaces.
 	sites containerSites

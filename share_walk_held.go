@@ -71,10 +71,10 @@ func (w *walker) shareStringEntries(plan *typePlan, m unsafe.Pointer) unsafe.Poi
 // as a whole, and returns a copy of m with entries replaced, or nil when
 // none is.
 func (w *walker) shareEntries(plan *typePlan, m unsafe.Pointer, depth int) unsafe.Pointer {
-	e := newMapEntry(plan.t)
+	e := entriesOf(plan, m)
+	defer e.done()
 	var out reflect.Value
-	for it := reflect.NewAt(plan.t, unsafe.Pointer(&m)).Elem().MapRange(); it.Next(); {
-		ka, va := e.read(it)
+	for ka, va, ok := e.next(); ok; ka, va, ok = e.next() {
 		ck := w.walkHolder(plan.key, ka, &plan.sites.key, depth+1)
 		ce := w.walkHolder(plan.elem, va, &plan.sites.elem, depth+1)
 		if ck == nil && ce == nil {

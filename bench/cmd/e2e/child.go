@@ -142,7 +142,7 @@ func spawnChild(ctx context.Context, opts options, v variant, bin string, pods i
 }
 
 // childEnv is the environment of v's child: the parent's, with
-// KCACHE_SHARE_VALUES=true for a -share variant and without any
+// KCACHE_SHARE_VALUES=false for a -noshare variant and without any
 // KCACHE_SHARE_VALUES otherwise, so that kcache runs as it does by default.
 func childEnv(parent []string, v variant) []string {
 	env := make([]string, 0, len(parent)+1)
@@ -151,8 +151,8 @@ func childEnv(parent []string, v variant) []string {
 			env = append(env, kv)
 		}
 	}
-	if v.Share {
-		env = append(env, shareValuesEnv+"=true")
+	if v.NoShare {
+		env = append(env, shareValuesEnv+"=false")
 	}
 	return env
 }

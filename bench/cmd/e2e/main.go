@@ -56,7 +56,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	if *quick {
 		o.pods = 1_000
 		if *only == "" {
-			*only = "client-go,kcache-share,kcache"
+			*only = "client-go,kcache,kcache-noshare"
 		}
 	}
 	if o.kubeconfig == "" || o.controlURL == "" {

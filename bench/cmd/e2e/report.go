@@ -87,11 +87,8 @@ func writeReport(w io.Writer, results []result) error {
 			b.WriteString(r.Variant.Name() + " vs client-go: " + summary(r, cg) + "\n")
 		}
 	}
-	// The last line is kcache as README recommends it for memory: with
-	// sharing, if measured.
-	if kc, ok := find(results, "kcache-share"); ok {
-		last = kc
-	} else if kc, ok := find(results, "kcache"); ok {
+	// The last line is kcache as it runs by default, if measured.
+	if kc, ok := find(results, "kcache"); ok {
 		last = kc
 	}
 	if last.Variant.Lib != "" {

@@ -14,17 +14,17 @@ func res(v variant, pods int, steady, syncPeak, relistPeak, rss, syncSec float64
 
 func TestWriteReport_LastLine(t *testing.T) {
 	cg := res(variant{Lib: "client-go"}, 100, 1000, 2000, 4000, 800, 2)
-	noShare := res(variant{Lib: "kcache"}, 100, 900, 1800, 3000, 600, 2)
-	kc := res(variant{Lib: "kcache", Share: true}, 100, 400, 1000, 2000, 400, 2.2)
+	noShare := res(variant{Lib: "kcache", NoShare: true}, 100, 900, 1800, 3000, 600, 2)
+	kc := res(variant{Lib: "kcache"}, 100, 400, 1000, 2000, 400, 2.2)
 	tests := []struct {
 		name    string
 		results []result
 		want    string
 	}{
-		{"both modes measured: the last line is kcache with sharing",
+		{"both modes measured: the last line is kcache's default, sharing",
 			[]result{cg, kc, noShare},
 			"e2e: heap/pod kcache/client-go = 0.40, peak RSS = 0.50, initial-list peak heap = 0.50, relist peak heap = 0.50, sync time = 1.10"},
-		{"the default (no sharing) only",
+		{"without sharing only: the last variant of kcache measured",
 			[]result{cg, noShare},
 			"e2e: heap/pod kcache/client-go = 0.90, peak RSS = 0.75, initial-list peak heap = 0.90, relist peak heap = 0.75, sync time = 1.00"},
 		{"no client-go: no summary",
@@ -51,8 +51,8 @@ func TestSelectVariants(t *testing.T) {
 		want    []string
 		wantErr bool
 	}{
-		{"", []string{"client-go", "kcache-share", "kcache", "client-go+fieldsv1string", "kcache-share+fieldsv1string"}, false},
-		{"kcache-share, client-go", []string{"kcache-share", "client-go"}, false},
+		{"", []string{"client-go", "kcache", "kcache-noshare", "client-go+fieldsv1string", "kcache+fieldsv1string"}, false},
+		{"kcache-noshare, client-go", []string{"kcache-noshare", "client-go"}, false},
 		{"nope", nil, true},
 	}
 	for _, tt := range tests {
@@ -79,7 +79,7 @@ func TestChildEnv(t *testing.T) {
 		want string
 	}{
 		{variant{Lib: "kcache"}, "A=1,B=2"},
-		{variant{Lib: "kcache", Share: true}, "A=1,B=2,KCACHE_SHARE_VALUES=true"},
+		{variant{Lib: "kcache", NoShare: true}, "A=1,B=2,KCACHE_SHARE_VALUES=false"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.v.Name(), func(t *testing.T) {

@@ -14,16 +14,16 @@ import (
 type variant struct {
 	Lib string // libclientgo.LibName or libkcache.LibName
 	Tag string // build tag of the child binary, "" for none
-	// Share runs kcache with KCACHE_SHARE_VALUES=true: sharing equal parts
-	// of cached objects, kcache's opt-in for memory.
-	Share bool
+	// NoShare runs kcache with KCACHE_SHARE_VALUES=false: without sharing
+	// equal parts of cached objects, in client-go's memory layout.
+	NoShare bool
 }
 
 // Name is how the variant is named in flags and reports.
 func (v variant) Name() string {
 	name := v.Lib
-	if v.Share {
-		name += "-share"
+	if v.NoShare {
+		name += "-noshare"
 	}
 	if v.Tag != "" {
 		name += "+" + v.Tag
@@ -38,10 +38,10 @@ const fieldsV1String = "fieldsv1string"
 // allVariants, in the order they run and are reported.
 var allVariants = []variant{
 	{Lib: libclientgo.LibName},
-	{Lib: libkcache.LibName, Share: true},
 	{Lib: libkcache.LibName},
+	{Lib: libkcache.LibName, NoShare: true},
 	{Lib: libclientgo.LibName, Tag: fieldsV1String},
-	{Lib: libkcache.LibName, Share: true, Tag: fieldsV1String},
+	{Lib: libkcache.LibName, Tag: fieldsV1String},
 }
 
 func variantNames() string {

@@ -1,0 +1,130 @@
+package cache
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+	"unsafe"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// An update takes the cached object's memory for every part equal to it,
+// walks the parts that differ as a new object's, and writes into neither
+// the update nor the cached object.
+func TestValueSharer_UpdateTakesEqualPartsOfCached(t *testing.T) {
+	update := func(p *v1.Pod) *v1.Pod {
+		p.ResourceVersion = "2"
+		p.Labels["tier"] = "db"
+		p.Status.ContainerStatuses[0].Ready = true
+		return p
+	}
+	tests := []struct {
+		name string
+		got  func(cached, out, in *v1.Pod) bool
+	}{
+		{"containers are the cached array", func(c, o, _ *v1.Pod) bool { return sameSlice(c.Spec.Containers, o.Spec.Containers) }},
+		{"managedFields are the cached array", func(c, o, _ *v1.Pod) bool { return sameSlice(c.ManagedFields, o.ManagedFields) }},
+		{"equal name is the cached string", func(c, o, _ *v1.Pod) bool { return unsafe.StringData(c.Name) == unsafe.StringData(o.Name) }},
+		{"changed labels are not the cached map", func(c, o, _ *v1.Pod) bool { return !sameMap(c.Labels, o.Labels) }},
+		{"changed statuses are a copy of neither", func(c, o, in *v1.Pod) bool {
+			return !sameSlice(c.Status.ContainerStatuses, o.Status.ContainerStatuses) && !sameSlice(in.Status.ContainerStatuses, o.Status.ContainerStatuses)
+		}},
+		{"in changed statuses, the equal container ID is the cached string", func(c, o, _ *v1.Pod) bool {
+			return unsafe.StringData(c.Status.ContainerStatuses[0].ContainerID) == unsafe.StringData(o.Status.ContainerStatuses[0].ContainerID)
+		}},
+		{"changed resource version is the update's", func(_, o, in *v1.Pod) bool { return o.ResourceVersion == "2" }},
+	}
+	s := newValueSharer()
+	cached := shareObj(s, sharePod(1, 7))
+	cachedRefs, cachedWant := references(cached), sharePod(1, 7)
+	in := update(sharePod(1, 7))
+	inRefs := references(in)
+	out := s.shareLike(in, cached).(*v1.Pod)
+	if !reflect.DeepEqual(out, update(sharePod(1, 7))) || !reflect.DeepEqual(in, update(sharePod(1, 7))) {
+		t.Fatal("the update's content changed")
+	}
+	if !reflect.DeepEqual(cached, cachedWant) || !slices.Equal(references(cached), cachedRefs) {
+		t.Fatal("the cached object was written")
+	}
+	if !slices.Equal(references(in), inRefs) {
+		t.Fatal("the update was written")
+	}
+	for _, tt := range tests {
+		if !tt.got(cached, out, in) {
+			t.Errorf("%s: no", tt.name)
+		}
+	}
+}
+
+// Whatever the twin, the result is deep-equal to the update and the
+// inputs are left as they were.
+func TestValueSharer_UpdateAnyTwin(t *testing.T) {
+	unstr := func(n int64) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]interface{}{"spec": map[string]interface{}{"n": n, "list": []interface{}{"a"}}}}
+	}
+	tests := []struct {
+		name      string
+		obj, twin func() interface{}
+	}{
+		{"equal pod", func() interface{} { return sharePod(1, 1) }, func() interface{} { return sharePod(1, 1) }},
+		{"other pod", func() interface{} { return sharePod(1, 1) }, func() interface{} { return sharePod(2, 9) }},
+		{"pod with fewer containers", func() interface{} { return sharePod(1, 1) }, func() interface{} {
+			p := sharePod(1, 1)
+			p.Spec.Containers = nil
+			p.Labels = nil
+			return p
+		}},
+		{"twin of another type", func() interface{} { return sharePod(1, 1) }, func() interface{} { return &v1.Service{} }},
+		{"nodes", func() interface{} { return newWalkNode(1) }, func() interface{} { return newWalkNode(2) }},
+		{"unstructured", func() interface{} { return unstr(1) }, func() interface{} { return unstr(2) }},
+		{"empty node beside a full one", func() interface{} { return &walkNode{} }, func() interface{} { return newWalkNode(1) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newValueSharer()
+			twin := s.share(tt.twin())
+			in := tt.obj()
+			refs := references(in)
+			out := s.shareLike(in, twin)
+			if !reflect.DeepEqual(out, tt.obj()) {
+				t.Fatal("result differs from the update")
+			}
+			if !slices.Equal(references(in), refs) || !reflect.DeepEqual(in, tt.obj()) {
+				t.Fatal("the update was written")
+			}
+			if !reflect.DeepEqual(twin, tt.twin()) {
+				t.Fatal("the twin changed")
+			}
+		})
+	}
+}
+
+// An informer's queue compares an update with the object it replaces in
+// the store.
+func TestWithValueSharing_UpdateComparedWithCached(t *testing.T) {
+	s := newValueSharer()
+	store := NewStore(MetaNamespaceKeyFunc)
+	tf := withValueSharing(nil, s, store)
+	first, err := tf(sharePod(1, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Add(first); err != nil {
+		t.Fatal(err)
+	}
+	next := sharePod(1, 3)
+	next.ResourceVersion = "5"
+	got, err := tf(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := first.(*v1.Pod), got.(*v1.Pod)
+	if unsafe.StringData(a.Name) != unsafe.StringData(b.Name) {
+		t.Error("the pod's name (looked up nowhere) is not the cached object's")
+	}
+	if !reflect.DeepEqual(b, next) {
+		t.Error("the update's content changed")
+	}
+}
