@@ -192,6 +192,10 @@
 //	KUBE_CACHE_MUTATION_DETECTOR              default false  detect handlers that modify cached objects
 //	KUBE_WATCHLIST_INCONSISTENCY_DETECTOR     default false  compare streamed lists with a plain list
 //
+// and one of kcache's own:
+//
+//	KCACHE_SHARE_VALUES                       default true   equal parts of cached objects are one in memory (share.go)
+//
 // # Differences from client-go
 //
 // Getter: client-go's Getter is interface{ Get() *rest.Request }, which

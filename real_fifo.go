@@ -354,8 +354,8 @@ func (f *RealFIFO) prepareListed(obj interface{}) (interface{}, error) {
 }
 
 // preparesListed is true with AtomicEvents, whose Replace queues the whole
-// list or nothing, and with value sharing (an opt-in: the cached copy must
-// not reach the owner's transform); otherwise Replace gets the list as
+// list or nothing, and with value sharing (on by default: the cached copy
+// must not reach the owner's transform); otherwise Replace gets the list as
 // listed, to fail partway as client-go's does.
 func (f *RealFIFO) preparesListed() bool { return f.atomicEvents || f.valueSharing }
 
