@@ -18,9 +18,13 @@
 //	stores        store_interfaces.go (Store, ReflectorStore, Indexer),
 //	              store_relist.go (the relist rule: what a Replace adds,
 //	              updates, keeps and reports deleted), thread_safe_store.go,
-//	              thread_safe_replace.go, store.go, share_equal.go,
-//	              share_walk.go, share.go and share_informer.go (equal
-//	              parts shared), undelta_store.go,
+//	              thread_safe_replace.go, store.go, share.go (the
+//	              table of shared values), share_plan.go (a walk plan
+//	              per type), share_hash.go, share_equal.go,
+//	              share_walk.go (a new object), share_twin.go (an
+//	              update beside the object it replaces) and
+//	              share_informer.go (the informer's switch),
+//	              undelta_store.go,
 //	              expiration_cache.go, expiration_cache_fakes.go,
 //	              fake_custom_store.go, mutation_cache.go,
 //	              mutation_detector.go, listers.go

@@ -38,6 +38,30 @@ import (
 // to their length, so an append never writes into another object's backing
 // array. A DeepCopy is as independent as ever.
 
+// Hash mixing: FNV-style multiply over 64-bit words.
+const (
+	hashPrime  = 0x100000001b3
+	hashOffset = 0xcbf29ce484222325
+)
+
+func mix(h, x uint64) uint64 { return (h ^ x) * hashPrime }
+
+// Hashes of the empty cases and the seeds of the composite ones.
+const (
+	hashTrue      = 1
+	hashFalse     = 2
+	hashNilPtr    = 3
+	hashNilIface  = 7
+	hashNilSlice  = 10
+	hashNilMap    = 12
+	hashPtrSeed   = hashOffset + 4
+	hashStruct    = hashOffset + 5
+	hashArray     = hashOffset + 6
+	hashAddress   = hashOffset + 8
+	hashSliceSeed = hashOffset + 11
+	hashMapSeed   = hashOffset + 13
+)
+
 // shareShards spreads the table over this many locks.
 const shareShards = 32
 
