@@ -137,14 +137,3 @@ func (s *valueSharer) equalHeld(plan *typePlan, a, b unsafe.Pointer, depth int) 
 	}
 	return s.equalAt(s.planOf(ea.Type()), heldCopy(ea), heldCopy(eb), depth+1)
 }
-
-// asStringMap returns map v as a map[string]string when its keys and
-// values are strings (of any named string type: same layout).
-func asStringMap(v reflect.Value) (map[string]string, bool) {
-	t := v.Type()
-	if t.Key().Kind() != reflect.String || t.Elem().Kind() != reflect.String {
-		return nil, false
-	}
-	p := v.UnsafePointer()
-	return *(*map[string]string)(unsafe.Pointer(&p)), true
-}

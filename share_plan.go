@@ -122,8 +122,3 @@ func (s *valueSharer) buildPlan(t reflect.Type, made map[reflect.Type]*typePlan)
 // structPlanOf returns the plan of struct type t (tests look at its
 // fields' sites).
 func (s *valueSharer) structPlanOf(t reflect.Type) *typePlan { return s.planOf(t) }
-
-// containerSitesOf returns the sites of container type t.
-func (s *valueSharer) containerSitesOf(t reflect.Type) *containerSites {
-	return &s.planOf(t).sites
-}
