@@ -126,13 +126,39 @@ func typeID(t reflect.Type) unsafe.Pointer {
 
 // site counts the lookups made for values at one position (a struct field,
 // or the elements, keys or values of one container type) and how many found
-// an equal value, to stop looking where that rarely happens.
+// an equal value, to stop looking where that rarely happens. A site that
+// failed its trial is tried again after skipping siteTrial values, then
+// twice, four times as many and so on (up to 64 times): values may start
+// to repeat later (the conditions of pods created together, listed after
+// others that were not).
 type site struct {
 	lookups, hits atomic.Int64
 	off           atomic.Bool
+	// skipped counts the values passed over since the site went off;
+	// failures counts its failed trials.
+	skipped, failures atomic.Int64
 }
 
-func (s *site) enabled() bool { return !s.off.Load() }
+// enabled reports whether values at the site are looked up; an off site
+// counts the value as skipped, and starts a new trial once it has skipped
+// enough.
+func (s *site) enabled() bool {
+	if !s.off.Load() {
+		return true
+	}
+	wait := int64(siteTrial) << min(s.failures.Load(), siteMaxBackoff)
+	if s.skipped.Add(1) < wait {
+		return false
+	}
+	s.skipped.Store(0)
+	s.hits.Store(0)
+	s.lookups.Store(0)
+	s.off.Store(false)
+	return true
+}
+
+// siteMaxBackoff bounds the doubling of the values an off site skips.
+const siteMaxBackoff = 6
 
 // record counts a lookup during the site's trial and ends the trial after
 // siteTrial of them; afterwards it counts nothing (the counters are shared
@@ -145,6 +171,7 @@ func (s *site) record(hit bool) {
 		s.hits.Add(1)
 	}
 	if n := s.lookups.Add(1); n == siteTrial && s.hits.Load()*siteMinHitRate < n {
+		s.failures.Add(1)
 		s.off.Store(true)
 	}
 }

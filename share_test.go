@@ -203,3 +203,62 @@ func TestValueSharer_Concurrent(t *testing.T) {
 		}
 	}
 }
+
+// A site that failed its trial is tried again after skipping siteTrial
+// values, then twice as many after each further failure; one that passes
+// stays on.
+func TestSite_TriesAgainAfterSkipping(t *testing.T) {
+	var s site
+	trial := func(hit bool) {
+		t.Helper()
+		for i := range siteTrial {
+			if !s.enabled() {
+				t.Fatalf("off during its trial, after %d lookups", i)
+			}
+			s.record(hit)
+		}
+	}
+	offFor := func() int {
+		n := 0
+		for !s.enabled() {
+			n++
+			if n > siteTrial<<(siteMaxBackoff+1) {
+				t.Fatal("never tried again")
+			}
+		}
+		return n
+	}
+	trial(false)
+	if got, want := offFor(), siteTrial<<1-1; got != want {
+		t.Errorf("after one failed trial: off for %d values, want %d", got, want)
+	}
+	trial(false)
+	if got, want := offFor(), siteTrial<<2-1; got != want {
+		t.Errorf("after two failed trials: off for %d values, want %d", got, want)
+	}
+	trial(true)
+	for range 4 * siteTrial {
+		if !s.enabled() {
+			t.Fatal("a site that passed its trial went off")
+		}
+		s.record(false)
+	}
+}
+
+// Values that start to repeat only after their position's first trial are
+// shared once a later trial sees them repeat.
+func TestValueSharer_LateRepeatsShared(t *testing.T) {
+	type obj struct{ Tags []string }
+	s := newValueSharer()
+	for i := range siteTrial {
+		shareObj(s, &obj{Tags: []string{fmt.Sprint("unique-", i)}})
+	}
+	var last []*obj
+	for range 8 * siteTrial {
+		last = append(last, shareObj(s, &obj{Tags: []string{string([]byte("again"))}}))
+	}
+	n := len(last)
+	if !sameSlice(last[n-1].Tags, last[n-2].Tags) {
+		t.Error("repeating values are still not shared")
+	}
+}

@@ -162,8 +162,9 @@ func (w *walker) walkValue(plan *typePlan, a unsafe.Pointer, st *site, depth int
 	return w.s.hashValue(plan, a, depth, settable)
 }
 
-// lookedUp says whether values at st are looked up. A site, once off,
-// stays off: a walk reads it once per value.
+// lookedUp says whether values at st are looked up. A site may go off or
+// come back for a new trial at any time, so a walk reads it once per value
+// and keeps to what it read.
 func lookedUp(st *site) bool { return st != nil && st.enabled() }
 
 func (w *walker) walkString(a unsafe.Pointer, st *site, fr int, need bool) uint64 {
