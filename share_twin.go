@@ -22,18 +22,7 @@ func (s *valueSharer) shareLike(obj, twin interface{}) interface{} {
 	if v.Kind() != reflect.Pointer || v.IsNil() || tv.Type() != v.Type() || tv.IsNil() || v.Type().Elem().Kind() != reflect.Struct {
 		return s.share(obj)
 	}
-	t := v.Type().Elem()
-	w := walkers.Get().(*walker)
-	w.s = s
-	root := w.push(v.UnsafePointer(), t, -1)
-	w.walkTwin(s.planOf(t), v.UnsafePointer(), tv.UnsafePointer(), nil, 0, root)
-	c := w.pop(root)
-	w.s = nil
-	walkers.Put(w)
-	if c == nil {
-		return obj
-	}
-	return reflect.NewAt(t, c).Interface()
+	return s.walkObject(obj, v, tv.UnsafePointer())
 }
 
 // walkTwin walks the value of plan's type at a, in frame fr's memory,

@@ -102,11 +102,24 @@ func (s *valueSharer) share(obj interface{}) interface{} {
 	if t.Kind() != reflect.Struct && t.Kind() != reflect.Map {
 		return obj
 	}
+	return s.walkObject(obj, v, nil)
+}
+
+// walkObject walks the object v points at (obj) as the root frame: as a
+// new object, or beside twin, the cached object it replaces, when twin is
+// not nil (share_twin.go). It returns obj, or its copy with parts
+// replaced.
+func (s *valueSharer) walkObject(obj interface{}, v reflect.Value, twin unsafe.Pointer) interface{} {
+	t := v.Type().Elem()
 	plan := s.planOf(t)
 	w := walkers.Get().(*walker)
 	w.s = s
 	root := w.push(v.UnsafePointer(), t, -1)
-	w.walkValue(plan, v.UnsafePointer(), nil, 0, true, root, false)
+	if twin != nil {
+		w.walkTwin(plan, v.UnsafePointer(), twin, nil, 0, root)
+	} else {
+		w.walkValue(plan, v.UnsafePointer(), nil, 0, true, root, false)
+	}
 	c := w.pop(root)
 	w.s = nil
 	walkers.Put(w)
