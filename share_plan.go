@@ -118,7 +118,3 @@ func (s *valueSharer) buildPlan(t reflect.Type, made map[reflect.Type]*typePlan)
 	}
 	return p
 }
-
-// structPlanOf returns the plan of struct type t (tests look at its
-// fields' sites).
-func (s *valueSharer) structPlanOf(t reflect.Type) *typePlan { return s.planOf(t) }

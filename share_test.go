@@ -171,7 +171,7 @@ func TestValueSharer_UniquePositionsStopBeingLookedUp(t *testing.T) {
 	for i := range siteTrial + 10 {
 		s.share(sharePod(1, i))
 	}
-	plan := s.structPlanOf(reflect.TypeFor[metav1.ObjectMeta]())
+	plan := s.planOf(reflect.TypeFor[metav1.ObjectMeta]())
 	for _, tt := range []struct {
 		field string
 		off   bool

@@ -137,7 +137,7 @@ func TestValueSharer_NeverWritesInput(t *testing.T) {
 // no longer looked up, and the unexported ones, stay the input's memory.
 func TestValueSharer_PathCopy(t *testing.T) {
 	s := newValueSharer()
-	plan := s.structPlanOf(reflect.TypeFor[walkNode]())
+	plan := s.planOf(reflect.TypeFor[walkNode]())
 	plan.fields[1].site.off.Store(true) // Slice: as after a failed trial
 	a := shareObj(s, newWalkNode(1))
 	in := newWalkNode(1)
@@ -210,7 +210,7 @@ func TestValueSharer_ConcurrentReaders(t *testing.T) {
 // walked: none of them is looked up again and nothing is copied for it.
 func TestValueSharer_EqualValueFoundWhole(t *testing.T) {
 	s := newValueSharer()
-	envName := s.structPlanOf(reflect.TypeFor[v1.EnvVar]()).fields[0].site
+	envName := s.planOf(reflect.TypeFor[v1.EnvVar]()).fields[0].site
 	a := shareObj(s, sharePod(1, 1))
 	before := envName.lookups.Load()
 	if before == 0 {
