@@ -24,6 +24,9 @@ else
   trap '"$KAS" stop >/dev/null 2>&1 || true; exit 130' INT TERM
   began=$SECONDS
   mkdir -p "$ROOT/kas/.cache"
+  # The pods' token volumes come from ServiceAccount admission, as in a
+  # cluster (bench/internal/e2e/pods.go); kas leaves it off unless asked.
+  export KAS_APISERVER_ARGS="--enable-admission-plugins=ServiceAccount${KAS_APISERVER_ARGS:+ $KAS_APISERVER_ARGS}"
   if ! "$KAS" start >/dev/null 2>"$ROOT/kas/.cache/e2e-start.log"; then
     say "FAILED: the API server did not start; see $ROOT/kas/.cache/e2e-start.log and $ROOT/kas/.cache/run/kas.log"
     exit 1

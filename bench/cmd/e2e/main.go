@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/kcache/cache/bench/internal/e2e"
 )
 
 func main() {
@@ -35,6 +37,7 @@ type options struct {
 	heapProf   string
 	verbose    bool
 	variants   []variant
+	layout     e2e.Layout
 }
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
@@ -49,6 +52,9 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up on a child after this long")
 	fs.StringVar(&o.heapProf, "heapprofile", "", "write heap profiles of each child to PREFIX.LIB[.TAG].{sync,relist}")
 	fs.BoolVar(&o.verbose, "v", false, "keep klog output")
+	o.layout = e2e.DefaultLayout
+	fs.BoolVar(&o.layout.ApplierOwnsToken, "applier-owns-token", false,
+		"the harsher workload: the applier writes each pod's token volume, so its managedFields entry is the pod's own (default: ServiceAccount admission adds it, as in a cluster)")
 	only := fs.String("only", "", "comma-separated variants to run (default all: "+variantNames()+")")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -85,11 +91,20 @@ func parentMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
+	fmt.Fprintf(stdout, "workload: %d pods asked for, their token volumes written by %s\n\n", opts.pods, tokenWriter(opts.layout))
 	if err := writeReport(stdout, results); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
 	return 0
+}
+
+// tokenWriter says who writes the pods' token volumes in layout l.
+func tokenWriter(l e2e.Layout) string {
+	if l.ApplierOwnsToken {
+		return "the applier (-applier-owns-token: every managedFields entry is the pod's own)"
+	}
+	return "ServiceAccount admission (unowned, as in a cluster)"
 }
 
 // quietKlog sends klog's output nowhere: client-go's reflector logs the

@@ -30,7 +30,7 @@ func run(ctx context.Context, opts options, progress io.Writer) ([]result, error
 	if err != nil {
 		return nil, fmt.Errorf("clientset: %w", err)
 	}
-	pods, err := e2e.Populate(ctx, cs, e2e.DefaultLayout, opts.pods, opts.workers, progress)
+	pods, err := e2e.Populate(ctx, cs, opts.layout, opts.pods, opts.workers, progress)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ package e2e
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -21,10 +22,33 @@ type Layout struct {
 	Namespaces int // pods are spread over this many namespaces
 	PerRS      int // pods per ReplicaSet
 	Nodes      int // pods are spread over this many nodes
+	// ApplierOwnsToken makes the applier write each pod's service account
+	// token volume (and its mounts) itself, so that its managedFields entry
+	// names the pod's own volume and no two pods' entries are equal. In a
+	// cluster, and by default here, the ServiceAccount admission plugin adds
+	// that volume after the API server has recorded the creator's fields
+	// (the create handler updates managedFields before mutating admission,
+	// kubernetes/kubernetes#87671), so no manager owns it and the entries of
+	// one ReplicaSet's pods are equal. This is the harsher workload.
+	ApplierOwnsToken bool
 }
 
-// DefaultLayout: 10 namespaces, ReplicaSets of 200 pods, 50 nodes.
+// DefaultLayout: 10 namespaces, ReplicaSets of 200 pods, 50 nodes, the
+// token volumes added by admission.
 var DefaultLayout = Layout{Namespaces: 10, PerRS: 200, Nodes: 50}
+
+// TokenVolumePrefix starts the name of the token volume the ServiceAccount
+// admission plugin adds to a pod (then 5 random characters).
+const TokenVolumePrefix = "kube-api-access-"
+
+// tokenOwner names who writes the token volumes in l's pods, as the e2e
+// namespaces record it.
+func (l Layout) tokenOwner() string {
+	if l.ApplierOwnsToken {
+		return "applier"
+	}
+	return "admission"
+}
 
 // NamespaceName is the name of namespace j.
 func NamespaceName(j int) string { return fmt.Sprintf("e2e-%02d", j) }
@@ -77,11 +101,15 @@ func (l Layout) PodName(i int) string {
 func (l Layout) PodNamespace(i int) string { return l.replicaSet(i).namespace }
 
 // ApplyPod is what a ReplicaSet controller would write for pod i: metadata
-// and spec, sent as a server-side apply.
+// and its template's spec, sent as a server-side apply; with
+// ApplierOwnsToken, also the token volume admission would add.
 func (l Layout) ApplyPod(i int) *v1.Pod {
 	r := l.replicaSet(i)
 	name := l.PodName(i)
-	tokenVol := "kube-api-access-" + suffix(i*31+7)
+	tokenVol := ""
+	if l.ApplierOwnsToken {
+		tokenVol = TokenVolumePrefix + suffix(i*31+7)
+	}
 	yes := true
 	labels := map[string]string{
 		"app.kubernetes.io/name":    r.app,
@@ -97,8 +125,7 @@ func (l Layout) ApplyPod(i int) *v1.Pod {
 	if r.sidecar {
 		containers = append(containers, l.container(r, "log-shipper", "registry.example.com/obs/fluent-bit:3.2.1", 2020, tokenVol))
 	}
-	expiry := int64(3607)
-	return &v1.Pod{
+	pod := &v1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:         name,
@@ -123,18 +150,41 @@ func (l Layout) ApplyPod(i int) *v1.Pod {
 				{Name: "config", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
 					LocalObjectReference: v1.LocalObjectReference{Name: r.app + "-config"}}}},
 				{Name: "cache", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
-				{Name: tokenVol, VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{
-					{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: &expiry}},
-					{ConfigMap: &v1.ConfigMapProjection{LocalObjectReference: v1.LocalObjectReference{Name: "kube-root-ca.crt"},
-						Items: []v1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
-					{DownwardAPI: &v1.DownwardAPIProjection{Items: []v1.DownwardAPIVolumeFile{{Path: "namespace",
-						FieldRef: &v1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}},
-				}}}},
 			},
 		},
 	}
+	if tokenVol != "" {
+		pod.Spec.Volumes = append(pod.Spec.Volumes, tokenVolume(tokenVol))
+	}
+	return pod
 }
 
+// tokenVolume is the projected service account token volume the
+// ServiceAccount admission plugin adds, named name.
+func tokenVolume(name string) v1.Volume {
+	expiry := int64(3607)
+	return v1.Volume{Name: name, VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{Sources: []v1.VolumeProjection{
+		{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: &expiry}},
+		{ConfigMap: &v1.ConfigMapProjection{LocalObjectReference: v1.LocalObjectReference{Name: "kube-root-ca.crt"},
+			Items: []v1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+		{DownwardAPI: &v1.DownwardAPIProjection{Items: []v1.DownwardAPIVolumeFile{{Path: "namespace",
+			FieldRef: &v1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}},
+	}}}}
+}
+
+// HasTokenVolume reports whether pod has a volume named as the
+// ServiceAccount admission plugin names its token volume.
+func HasTokenVolume(pod *v1.Pod) bool {
+	for _, v := range pod.Spec.Volumes {
+		if strings.HasPrefix(v.Name, TokenVolumePrefix) && v.Projected != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// container is one container of r's template, mounting the token volume
+// tokenVol unless it is "".
 func (l Layout) container(r rs, name, image string, port int32, tokenVol string) v1.Container {
 	probe := func(path string, delay int32) *v1.Probe {
 		return &v1.Probe{
@@ -142,7 +192,7 @@ func (l Layout) container(r rs, name, image string, port int32, tokenVol string)
 			InitialDelaySeconds: delay, PeriodSeconds: 10, TimeoutSeconds: 1, FailureThreshold: 3, SuccessThreshold: 1,
 		}
 	}
-	return v1.Container{
+	c := v1.Container{
 		Name:  name,
 		Image: image,
 		Args:  []string{"--port=" + strconv.Itoa(int(port)), "--log-level=info"},
@@ -164,12 +214,15 @@ func (l Layout) container(r rs, name, image string, port int32, tokenVol string)
 		VolumeMounts: []v1.VolumeMount{
 			{Name: "config", MountPath: "/etc/" + r.app, ReadOnly: true},
 			{Name: "cache", MountPath: "/var/cache/" + name},
-			{Name: tokenVol, MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true},
 		},
 		ReadinessProbe:  probe("/readyz", 5),
 		LivenessProbe:   probe("/livez", 15),
 		ImagePullPolicy: v1.PullIfNotPresent,
 	}
+	if tokenVol != "" {
+		c.VolumeMounts = append(c.VolumeMounts, v1.VolumeMount{Name: tokenVol, MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true})
+	}
+	return c
 }
 
 // Status is what a kubelet would report for pod i once it runs, written

@@ -22,15 +22,19 @@ const (
 	StatusManager = "e2e-kubelet"
 )
 
+// tokenOwnerAnnotation on an e2e namespace says who wrote the token
+// volumes of its pods (Layout.tokenOwner), so that a run never measures
+// pods another layout left behind.
+const tokenOwnerAnnotation = "e2e.kcache.io/token-volume-by"
+
 // Populate makes sure pods 0..n-1 of layout exist, each created by a
 // server-side apply and then given a status by an update, using workers
 // concurrent writers. Pods already present are left alone. It returns how
 // many pods the e2e namespaces hold afterwards.
 func Populate(ctx context.Context, cs kubernetes.Interface, l Layout, n, workers int, progress io.Writer) (int, error) {
 	for j := range l.Namespaces {
-		ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: NamespaceName(j)}}
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return 0, fmt.Errorf("create namespace %s: %w", ns.Name, err)
+		if err := ensureNamespace(ctx, cs, l, NamespaceName(j)); err != nil {
+			return 0, err
 		}
 	}
 	have, err := existing(ctx, cs, l)
@@ -56,6 +60,33 @@ func Populate(ctx context.Context, cs kubernetes.Interface, l Layout, n, workers
 		return 0, err
 	}
 	return len(have), nil
+}
+
+// ensureNamespace creates namespace name for l's pods, with the
+// ServiceAccount "default" that admission gives their pods (a controller
+// manager would create it; kas runs none). An existing namespace must have
+// been made for the same layout.
+func ensureNamespace(ctx context.Context, cs kubernetes.Interface, l Layout, name string) error {
+	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name,
+		Annotations: map[string]string{tokenOwnerAnnotation: l.tokenOwner()}}}
+	_, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		got, getErr := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		if getErr != nil {
+			return fmt.Errorf("get namespace %s: %w", name, getErr)
+		}
+		if by := got.Annotations[tokenOwnerAnnotation]; by != l.tokenOwner() {
+			return fmt.Errorf("namespace %s holds pods whose token volumes were written by %q, not by %q: "+
+				"start from an empty server (kas/run.sh stop; bench/e2e.sh starts a fresh one)", name, by, l.tokenOwner())
+		}
+	} else if err != nil {
+		return fmt.Errorf("create namespace %s: %w", name, err)
+	}
+	sa := &v1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: name}}
+	if _, err := cs.CoreV1().ServiceAccounts(name).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create service account %s/default: %w", name, err)
+	}
+	return nil
 }
 
 // existing returns the keys of the pods in the e2e namespaces.
@@ -122,6 +153,10 @@ func createOne(ctx context.Context, cs kubernetes.Interface, l Layout, i int) er
 		metav1.PatchOptions{FieldManager: ApplyManager, Force: &force})
 	if err != nil {
 		return fmt.Errorf("apply pod %s/%s: %w", want.Namespace, want.Name, err)
+	}
+	if !l.ApplierOwnsToken && !HasTokenVolume(got) {
+		return fmt.Errorf("pod %s/%s got no service account token volume: the API server runs without ServiceAccount admission "+
+			"(start kas with KAS_APISERVER_ARGS=--enable-admission-plugins=ServiceAccount, as bench/e2e.sh does)", want.Namespace, want.Name)
 	}
 	got.Status = l.Status(i, got)
 	if _, err := pods.UpdateStatus(ctx, got, metav1.UpdateOptions{FieldManager: StatusManager}); err != nil {

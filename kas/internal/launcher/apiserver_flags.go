@@ -2,7 +2,9 @@ package launcher
 
 import (
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // apiserverCompactionInterval is longer than any test run.
@@ -39,9 +41,6 @@ func apiserverFlags(l layout, etcdEndpoint string, port int, extra []string) []s
 		"--service-account-key-file=" + l.serviceAccountKey(),
 		"--service-account-signing-key-file=" + l.serviceAccountKey(),
 
-		// No controller manager runs, so no "default" ServiceAccount ever
-		// appears; with ServiceAccount admission every Pod would be rejected.
-		"--disable-admission-plugins=ServiceAccount",
 		// Nothing reconciles the kubernetes Service's endpoints either.
 		"--endpoint-reconciler-type=none",
 		"--service-cluster-ip-range=10.0.0.0/24",
@@ -60,5 +59,27 @@ func apiserverFlags(l layout, etcdEndpoint string, port int, extra []string) []s
 		// change of default cannot silently turn the tests' code path off.
 		"--feature-gates=WatchList=true",
 	}
+	// No controller manager runs, so no "default" ServiceAccount ever
+	// appears; with ServiceAccount admission every Pod would be rejected.
+	// A caller that creates its ServiceAccounts itself turns it back on with
+	// --enable-admission-plugins naming it (bench/e2e.sh does).
+	if !enablesAdmission(extra, "ServiceAccount") {
+		flags = append(flags, "--disable-admission-plugins=ServiceAccount")
+	}
 	return append(flags, extra...)
+}
+
+// enablesAdmission reports whether the flags enable the admission plugin
+// named plugin, in one --enable-admission-plugins list or another.
+func enablesAdmission(flags []string, plugin string) bool {
+	for i, f := range flags {
+		value, ok := strings.CutPrefix(f, "--enable-admission-plugins=")
+		if !ok && f == "--enable-admission-plugins" && i+1 < len(flags) {
+			value, ok = flags[i+1], true
+		}
+		if ok && slices.Contains(strings.Split(value, ","), plugin) {
+			return true
+		}
+	}
+	return false
 }

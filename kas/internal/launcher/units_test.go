@@ -324,3 +324,29 @@ func TestAPIServerFlagsLetUserWin(t *testing.T) {
 		}
 	}
 }
+
+func TestAPIServerFlagsServiceAccountAdmission(t *testing.T) {
+	const disable = "--disable-admission-plugins=ServiceAccount"
+	for _, tc := range []struct {
+		name        string
+		extra       []string
+		wantDisable bool
+	}{
+		{"no extra flags", nil, true},
+		{"other plugins enabled", []string{"--enable-admission-plugins=NamespaceLifecycle"}, true},
+		{"a plugin whose name contains it", []string{"--enable-admission-plugins=ServiceAccountTokens"}, true},
+		{"enabled in a list", []string{"--enable-admission-plugins=NamespaceLifecycle,ServiceAccount"}, false},
+		{"enabled as a separate value", []string{"--enable-admission-plugins", "ServiceAccount"}, false},
+		{"enabled in a second flag", []string{"--enable-admission-plugins=LimitRanger", "--enable-admission-plugins=ServiceAccount"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			flags := apiserverFlags(layout{root: "/r"}, "unix:///r/etcd.sock", 6443, tc.extra)
+			if got := slices.Contains(flags, disable); got != tc.wantDisable {
+				t.Errorf("flags contain %s = %v, want %v: %v", disable, got, tc.wantDisable, flags)
+			}
+			if !slices.Equal(flags[len(flags)-len(tc.extra):], tc.extra) {
+				t.Errorf("extra flags are not last: %v", flags)
+			}
+		})
+	}
+}
