@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Runs the end-to-end memory benchmark (bench/cmd/e2e) against a real
 # kube-apiserver + etcd started by kas/ (../kas/run.sh): builds and starts
-# the server, runs `go run ./cmd/e2e "$@"`, and stops the server whatever
+# the server with ServiceAccount admission (the pods' token volumes come
+# from it), runs `go run ./cmd/e2e "$@"`, and stops the server whatever
 # happens (trap). If a kas of this worktree already runs, it is used and
-# left running.
+# left running; for the default workload it must have been started with
+# KAS_APISERVER_ARGS=--enable-admission-plugins=ServiceAccount (the run
+# says so at the first pod otherwise).
 #
 #   bench/e2e.sh            # 20,000 pods (the default)
 #   bench/e2e.sh -n 100000  # the full run
 #   bench/e2e.sh -quick     # 1,000 pods, untagged variants only (make test)
+#   bench/e2e.sh -applier-owns-token   # the harsher workload (bench/README.md)
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
