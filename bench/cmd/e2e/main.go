@@ -91,20 +91,13 @@ func parentMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "workload: %d pods asked for, their token volumes written by %s\n\n", opts.pods, tokenWriter(opts.layout))
+	fmt.Fprintf(stdout, "workload: %d pods asked for, their token volumes written by the %s (-applier-owns-token: the applier; default: ServiceAccount admission)\n\n",
+		opts.pods, opts.layout.TokenOwner())
 	if err := writeReport(stdout, results); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
 	return 0
-}
-
-// tokenWriter says who writes the pods' token volumes in layout l.
-func tokenWriter(l e2e.Layout) string {
-	if l.ApplierOwnsToken {
-		return "the applier (-applier-owns-token: every managedFields entry is the pod's own)"
-	}
-	return "ServiceAccount admission (unowned, as in a cluster)"
 }
 
 // quietKlog sends klog's output nowhere: client-go's reflector logs the

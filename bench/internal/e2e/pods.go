@@ -41,9 +41,9 @@ var DefaultLayout = Layout{Namespaces: 10, PerRS: 200, Nodes: 50}
 // admission plugin adds to a pod (then 5 random characters).
 const TokenVolumePrefix = "kube-api-access-"
 
-// tokenOwner names who writes the token volumes in l's pods, as the e2e
-// namespaces record it.
-func (l Layout) tokenOwner() string {
+// TokenOwner names who writes the token volumes of l's pods: "applier" or
+// "admission". The e2e namespaces record it, and the report prints it.
+func (l Layout) TokenOwner() string {
 	if l.ApplierOwnsToken {
 		return "applier"
 	}

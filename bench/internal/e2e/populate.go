@@ -23,7 +23,7 @@ const (
 )
 
 // tokenOwnerAnnotation on an e2e namespace says who wrote the token
-// volumes of its pods (Layout.tokenOwner), so that a run never measures
+// volumes of its pods (Layout.TokenOwner), so that a run never measures
 // pods another layout left behind.
 const tokenOwnerAnnotation = "e2e.kcache.io/token-volume-by"
 
@@ -68,16 +68,16 @@ func Populate(ctx context.Context, cs kubernetes.Interface, l Layout, n, workers
 // been made for the same layout.
 func ensureNamespace(ctx context.Context, cs kubernetes.Interface, l Layout, name string) error {
 	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name,
-		Annotations: map[string]string{tokenOwnerAnnotation: l.tokenOwner()}}}
+		Annotations: map[string]string{tokenOwnerAnnotation: l.TokenOwner()}}}
 	_, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		got, getErr := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 		if getErr != nil {
 			return fmt.Errorf("get namespace %s: %w", name, getErr)
 		}
-		if by := got.Annotations[tokenOwnerAnnotation]; by != l.tokenOwner() {
+		if by := got.Annotations[tokenOwnerAnnotation]; by != l.TokenOwner() {
 			return fmt.Errorf("namespace %s holds pods whose token volumes were written by %q, not by %q: "+
-				"start from an empty server (kas/run.sh stop; bench/e2e.sh starts a fresh one)", name, by, l.tokenOwner())
+				"start from an empty server (kas/run.sh stop; bench/e2e.sh starts a fresh one)", name, by, l.TokenOwner())
 		}
 	} else if err != nil {
 		return fmt.Errorf("create namespace %s: %w", name, err)
