@@ -499,7 +499,7 @@ func newInformer(clientState Store, options InformerOptions) Controller {
 		logger = *options.Logger
 	}
 	handler := newShardMoveSink(handlerSink{handler: options.Handler}, options.ListerWatcher)
-	queue := newInformerQueue(logger, options.ObjectType, clientState, options.Transform, options.Identifier, options.InformerMetricsProvider)
+	queue := newInformerQueue(logger, options.ObjectType, clientState, options.Transform, options.Identifier, options.InformerMetricsProvider, true)
 	return New(&Config{
 		Queue:            queue,
 		ListerWatcher:    options.ListerWatcher,
@@ -523,9 +523,10 @@ func newInformer(clientState Store, options InformerOptions) Controller {
 // for the same gates: a RealFIFO (InOrderInformers is locked on); with
 // AtomicFIFO, replacements arrive whole and are reconciled with the store
 // by the controller, otherwise the queue reads the store as its known
-// objects.
-func newInformerQueue(logger klog.Logger, objectType any, clientState Store, transform TransformFunc, id InformerNameAndResource, metrics InformerMetricsProvider) Queue {
-	return newSharingInformerQueue(logger, objectType, clientState, transform, id, metrics, informerSharer())
+// objects. shareValues says whether the informer shares equal parts of
+// its objects (share.go), unless the process turned that off.
+func newInformerQueue(logger klog.Logger, objectType any, clientState Store, transform TransformFunc, id InformerNameAndResource, metrics InformerMetricsProvider, shareValues bool) Queue {
+	return newSharingInformerQueue(logger, objectType, clientState, transform, id, metrics, informerSharer(shareValues))
 }
 
 // newSharingInformerQueue is newInformerQueue with the value sharer to use

@@ -613,7 +613,7 @@ func TestNewInformerQueue_FollowsTheGates(t *testing.T) {
 			defer setFeatureForTesting(featureAtomicFIFO, tc.atomic)()
 			defer setFeatureForTesting(featureUnlockWhileProcessingFIFO, tc.unlock)()
 			store := NewStore(MetaNamespaceKeyFunc)
-			q := newInformerQueue(klog.Background(), &v1.Pod{}, store, ctlMarkTransform, InformerNameAndResource{}, nil).(*RealFIFO)
+			q := newInformerQueue(klog.Background(), &v1.Pod{}, store, ctlMarkTransform, InformerNameAndResource{}, nil, true).(*RealFIFO)
 			got := []bool{q.atomicEvents, q.emitDeltaTypeBookmark, q.unlockWhileProcessing, q.knownObjects != nil, q.transformer != nil}
 			want := []bool{tc.atomic, tc.atomic, tc.atomic && tc.unlock, tc.wantKnown, true}
 			if diff := cmp.Diff(want, got); diff != "" {

@@ -2,10 +2,10 @@ package cache
 
 import (
 	"hash/maphash"
-	"reflect"
+	"math/bits"
+	"runtime"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 	"weak"
 )
 
@@ -16,16 +16,30 @@ import (
 // ownerReference and the same managedFields entry of their applier, yet each
 // decoded pod holds its own copy of all of it. A valueSharer walks an object
 // once, bottom-up, when it enters the cache, and points every pointer, slice,
-// map and string field whose content equals a value already cached at that
-// one value. Nothing is removed or changed: the object stays deep-equal to
-// what was decoded, only its parts are no longer private to it.
+// map and string field whose content equals a value already cached at the
+// same position at that one value. Nothing is removed or changed: the
+// object stays byte for byte what was decoded, only its parts are no
+// longer private to it.
 //
-// Values are found by a content hash computed during the walk and confirmed
-// with reflect.DeepEqual, so a hash collision costs sharing, never
-// correctness. The table holds weak pointers, so a shared value lives
-// exactly as long as some object uses it. Positions whose values are rarely
-// equal to another (names, UIDs, IPs, container IDs) stop being looked up
-// after a trial, so per-object unique content costs no table entries.
+// Scope. Each informer (each queue made by newInformerQueue) has its own
+// valueSharer, and a value is shared only with values at the same position:
+// the same field path from the object's root (share_walk.go's position),
+// the same type. Nothing joins two informers, two types or two fields.
+//
+// Exactness. Values are found by a content hash computed during the walk
+// and confirmed by an exact comparison (share_equal.go: floats by their
+// bits, NaN never), so a hash collision costs sharing, never correctness.
+//
+// Reads never write shared memory. A struct with unexported state (such as
+// resource.Quantity, whose String fills a cached string) is never shared
+// whole, nor is a pointer, slice or map through which a reader could reach
+// one by address (share_plan.go's hidden and exposes).
+//
+// Memory. The table holds weak pointers, and each value it holds carries a
+// cleanup that drops its entry when the last object using it goes.
+// Positions whose values are rarely equal to another (names, UIDs, IPs,
+// container IDs) stop being looked up after a trial, so per-object unique
+// content costs no table entries.
 //
 // A pointer or slice at a position still looked up is looked up whole,
 // by a hash of its content, before its parts are walked: when it equals a
@@ -33,21 +47,26 @@ import (
 // parts. Only values that end up in the cache are ever copied.
 //
 // Hazard: a caller that modifies a cached object (against the contract,
-// caught by KUBE_CACHE_MUTATION_DETECTOR) now modifies every object sharing
-// the modified part. Shared slices are handed out with their capacity cut
-// to their length, so an append never writes into another object's backing
-// array. A DeepCopy is as independent as ever.
+// caught by KUBE_CACHE_MUTATION_DETECTOR) now modifies every object of the
+// same informer sharing the modified part. Shared slices are handed out with
+// their capacity cut to their length, so an append never writes into
+// another object's backing array. A DeepCopy is as independent as ever.
 
-// Hash mixing: FNV-style multiply over 64-bit words.
+// mix folds the word x into the hash h: a 64x64->128-bit multiply whose two
+// halves are folded, so that every bit of the input reaches every bit of
+// the result (a plain multiply carries no high bit down, and two sign flips
+// of floats would cancel).
+func mix(h, x uint64) uint64 {
+	hi, lo := bits.Mul64(h^x, hashMultiplier)
+	return hi ^ lo
+}
+
+// Hash constants: the multiplier (odd, with its bits spread) and the
+// hashes of the empty cases and seeds of the composite ones.
 const (
-	hashPrime  = 0x100000001b3
-	hashOffset = 0xcbf29ce484222325
-)
+	hashMultiplier = 0x9e3779b97f4a7c15
+	hashOffset     = 0xcbf29ce484222325
 
-func mix(h, x uint64) uint64 { return (h ^ x) * hashPrime }
-
-// Hashes of the empty cases and the seeds of the composite ones.
-const (
 	hashTrue      = 1
 	hashFalse     = 2
 	hashNilPtr    = 3
@@ -62,8 +81,8 @@ const (
 	hashMapSeed   = hashOffset + 13
 )
 
-// shareShards spreads the table over this many locks.
-const shareShards = 32
+// shareStripes spreads the table over this many locks.
+const shareStripes = 32
 
 // Trial of a position: after siteTrial lookups, a position whose lookups
 // found an equal value less than once in siteMinHitRate is no longer looked
@@ -77,52 +96,52 @@ const (
 // not shared (API objects are nowhere near it).
 const maxShareDepth = 64
 
-// valueSharer is the table of shared values. Safe for concurrent use.
+// valueSharer is the table of one informer's shared values. Safe for
+// concurrent use.
 type valueSharer struct {
-	seed   maphash.Seed
-	shards [shareShards]shareShard
+	seed    maphash.Seed
+	stripes [shareStripes]shareStripe
 	// plans caches a *typePlan per reflect.Type (share_plan.go); planMu
-	// serializes the making of new plans.
-	plans  sync.Map
-	planMu sync.Mutex
+	// serializes the making of new plans and guards lastPlanID.
+	plans      sync.Map
+	planMu     sync.Mutex
+	lastPlanID uint64
 }
 
-// shareShard is one lock's part of the table.
-type shareShard struct {
-	// mu guards table and sweepAt.
+// shareStripe is one lock's part of the table.
+type shareStripe struct {
+	// mu guards table and peak.
 	mu sync.Mutex
 	// table is keyed by shareKey.fold: a hash key is the cheapest to
-	// look up; the entry holds the rest of the key to confirm it.
-	table   map[uint64]shareEntry
-	sweepAt int
+	// look up; the entry holds the whole key to confirm it.
+	table map[uint64]shareEntry
+	// peak is the most entries table held since it was last rebuilt.
+	peak int
+	// drop is the cleanup of this stripe's values, made once.
+	drop func(uint64)
 }
 
-// shareEntry is a shared value and the type and length it was kept for.
+// shareEntry is a shared value and the key it was kept under.
 type shareEntry struct {
-	typ unsafe.Pointer
-	n   int
+	key shareKey
 	p   weak.Pointer[byte]
 }
 
-// shareKey identifies a value by its type, content hash and length (of a
-// string or slice; 0 otherwise).
+// shareKey identifies a value by its type (the ID of its plan; 0 for every
+// string), its position (the hash of its field path), its content hash and
+// its length (of a string or slice; 0 otherwise).
 type shareKey struct {
-	typ  unsafe.Pointer // typeID
-	hash uint64
-	n    int
+	plan, pos, hash uint64
+	n               int
 }
 
 // fold makes one word of k, the table's key.
 func (k shareKey) fold() uint64 {
-	return mix(mix(k.hash, uint64(uintptr(k.typ))), uint64(k.n))
+	return mix(mix(mix(k.hash, k.pos), k.plan), uint64(k.n))
 }
 
-// typeID is what identifies t in a shareKey: the address of its type
-// descriptor, one per type, cheaper to hash than the reflect.Type
-// interface.
-func typeID(t reflect.Type) unsafe.Pointer {
-	return (*[2]unsafe.Pointer)(unsafe.Pointer(&t))[1]
-}
+// stripeFor returns the stripe holding key k.
+func (s *valueSharer) stripeFor(k uint64) *shareStripe { return &s.stripes[k%shareStripes] }
 
 // site counts the lookups made for values at one position (a struct field,
 // or the elements, keys or values of one container type) and how many found
@@ -178,46 +197,63 @@ func (s *site) record(hit bool) {
 
 func newValueSharer() *valueSharer {
 	s := &valueSharer{seed: maphash.MakeSeed()}
-	for i := range s.shards {
-		s.shards[i].table = make(map[uint64]shareEntry)
-		s.shards[i].sweepAt = 1024
+	for i := range s.stripes {
+		st := &s.stripes[i]
+		st.table = make(map[uint64]shareEntry)
+		st.drop = st.dropDead
 	}
 	return s
 }
 
-// defaultSharer is the table every informer shares values through, so
-// that equal strings and values of different informers are one too.
-var defaultSharer = newValueSharer()
-
 // lookup returns the live shared value for key, or nil.
-func (sh *shareShard) lookup(key shareKey) *byte {
-	sh.mu.Lock()
-	e, ok := sh.table[key.fold()]
-	sh.mu.Unlock()
-	if !ok || e.typ != key.typ || e.n != key.n {
+func (st *shareStripe) lookup(key shareKey) *byte {
+	st.mu.Lock()
+	e, ok := st.table[key.fold()]
+	st.mu.Unlock()
+	if !ok || e.key != key {
 		return nil
 	}
 	return e.p.Value()
 }
 
 // insert makes p the shared value for key unless a live one is there (a
-// collision: the first stays). Entries whose value died are swept when
-// the table has doubled since the last sweep.
-func (sh *shareShard) insert(key shareKey, p *byte) {
+// collision: the first stays). When p is no longer used, its entry goes
+// (dropDead).
+func (st *shareStripe) insert(key shareKey, p *byte) {
 	k := key.fold()
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if old, ok := sh.table[k]; ok && old.p.Value() != nil {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if old, ok := st.table[k]; ok && old.p.Value() != nil {
 		return
 	}
-	sh.table[k] = shareEntry{typ: key.typ, n: key.n, p: weak.Make(p)}
-	if len(sh.table) < sh.sweepAt {
+	st.table[k] = shareEntry{key: key, p: weak.Make(p)}
+	st.peak = max(st.peak, len(st.table))
+	runtime.AddCleanup(p, st.drop, k)
+}
+
+// shrinkBelow is the fraction of its peak a stripe's table shrinks to
+// before it is rebuilt (a Go map keeps the memory of its largest size), and
+// shrinkMin the peak below which it never is.
+const (
+	shrinkBelow = 4
+	shrinkMin   = 256
+)
+
+// dropDead is the cleanup of a value kept under the table key k: the
+// entry goes, unless a live value took its place. A table that has shrunk
+// to a fraction of its peak is rebuilt, to return its memory.
+func (st *shareStripe) dropDead(k uint64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if e, ok := st.table[k]; ok && e.p.Value() == nil {
+		delete(st.table, k)
+	}
+	if st.peak < shrinkMin || len(st.table)*shrinkBelow > st.peak {
 		return
 	}
-	for k, e := range sh.table {
-		if e.p.Value() == nil {
-			delete(sh.table, k)
-		}
+	fresh := make(map[uint64]shareEntry, len(st.table))
+	for k, e := range st.table {
+		fresh[k] = e
 	}
-	sh.sweepAt = max(2*len(sh.table), 1024)
+	st.table, st.peak = fresh, len(fresh)
 }

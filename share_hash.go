@@ -4,24 +4,18 @@ import (
 	"hash/maphash"
 	"math"
 	"reflect"
-	"unsafe"
 )
 
 // This file is the content hash of the values a valueSharer looks up. The
 // walk (share_walk.go) computes the same hash while it shares, bottom-up,
 // from the same rules: hashing a value here and walking it give one hash,
-// which TestValueSharer_HashMatchesWalk holds.
-
-// sliceHeader is the layout of a slice value.
-type sliceHeader struct {
-	data     unsafe.Pointer
-	len, cap int
-}
+// which TestValueSharer_HashMatchesWalk holds. The hash depends on content
+// only; where a value lies is part of its table key, not of its hash.
 
 // hashValue returns the content hash of the value of plan's type at a.
 // Under an unexported field (settable false) pointers are hashed by
 // address, as the walk leaves them.
-func (s *valueSharer) hashValue(plan *typePlan, a unsafe.Pointer, depth int, settable bool) uint64 {
+func (s *valueSharer) hashValue(plan *typePlan, a addr, depth int, settable bool) uint64 {
 	if depth > maxShareDepth {
 		return uint64(plan.kind)
 	}
@@ -32,33 +26,33 @@ func (s *valueSharer) hashValue(plan *typePlan, a unsafe.Pointer, depth int, set
 	case reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
 		return hashFloats(plan.kind, a)
 	case reflect.String:
-		return maphash.String(s.seed, *(*string)(a))
+		return maphash.String(s.seed, loadString(a))
 	case reflect.Struct:
 		h := uint64(hashStruct)
 		for i := range plan.fields {
 			f := &plan.fields[i]
-			h = mix(h, s.hashValue(f.plan, unsafe.Add(a, f.off), depth+1, settable && f.exported))
+			h = mix(h, s.hashValue(f.plan, offset(a, f.off), depth+1, settable && f.exported))
 		}
 		return h
 	case reflect.Array:
 		h := uint64(hashArray)
 		for i := range plan.n {
-			h = mix(h, s.hashValue(plan.elem, unsafe.Add(a, uintptr(i)*plan.elem.size), depth+1, settable))
+			h = mix(h, s.hashValue(plan.elem, offset(a, uintptr(i)*plan.elem.size), depth+1, settable))
 		}
 		return h
 	case reflect.Pointer:
-		p := *(*unsafe.Pointer)(a)
+		p := loadWord(a)
 		switch {
 		case p == nil:
 			return hashNilPtr
 		case !settable:
-			return mix(hashPtrSeed, uint64(uintptr(p)))
+			return mix(hashPtrSeed, addressBits(p))
 		}
 		return mix(hashPtrSeed, s.hashValue(plan.elem, p, depth+1, true))
 	case reflect.Slice:
-		return s.hashSlice(plan, (*sliceHeader)(a), depth, settable)
+		return s.hashSlice(plan, loadSlice(a), depth, settable)
 	case reflect.Map:
-		m := *(*unsafe.Pointer)(a)
+		m := loadWord(a)
 		if m == nil {
 			return hashNilMap
 		}
@@ -66,88 +60,89 @@ func (s *valueSharer) hashValue(plan *typePlan, a unsafe.Pointer, depth int, set
 	case reflect.Interface:
 		return s.hashHeld(plan, a, depth, settable)
 	}
-	// Funcs, channels, unsafe pointers: by address; reflect.DeepEqual
-	// holds no two non-nil ones equal, so they are never shared.
-	return mix(hashAddress, uint64(*(*uintptr)(a)))
+	// Funcs, channels, unsafe pointers: by address; no two non-nil ones
+	// are ever equal (share_equal.go), so they are never shared.
+	return mix(hashAddress, addressBits(loadWord(a)))
 }
 
 // hashFlat hashes a value made only of booleans and integers by its bytes.
-func (s *valueSharer) hashFlat(plan *typePlan, a unsafe.Pointer) uint64 {
+func (s *valueSharer) hashFlat(plan *typePlan, a addr) uint64 {
 	switch plan.kind {
 	case reflect.Bool:
-		if *(*bool)(a) {
+		if loadBool(a) {
 			return hashTrue
 		}
 		return hashFalse
 	case reflect.Struct, reflect.Array:
 		if plan.dense {
-			return maphash.Bytes(s.seed, unsafe.Slice((*byte)(a), plan.size))
+			return maphash.Bytes(s.seed, bytesAt(a, plan.size))
 		}
 		return s.hashSparse(plan, a)
 	}
 	switch plan.size {
 	case 1:
-		return mix(hashOffset, uint64(*(*uint8)(a)))
+		return mix(hashOffset, uint64(loadUint8(a)))
 	case 2:
-		return mix(hashOffset, uint64(*(*uint16)(a)))
+		return mix(hashOffset, uint64(loadUint16(a)))
 	case 4:
-		return mix(hashOffset, uint64(*(*uint32)(a)))
+		return mix(hashOffset, uint64(loadUint32(a)))
 	}
-	return mix(hashOffset, *(*uint64)(a))
+	return mix(hashOffset, loadUint64(a))
 }
 
 // hashSparse hashes a flat struct or array with padding, part by part.
-func (s *valueSharer) hashSparse(plan *typePlan, a unsafe.Pointer) uint64 {
+func (s *valueSharer) hashSparse(plan *typePlan, a addr) uint64 {
 	h := uint64(hashStruct)
 	if plan.kind == reflect.Array {
 		for i := range plan.n {
-			h = mix(h, s.hashFlat(plan.elem, unsafe.Add(a, uintptr(i)*plan.elem.size)))
+			h = mix(h, s.hashFlat(plan.elem, offset(a, uintptr(i)*plan.elem.size)))
 		}
 		return h
 	}
 	for i := range plan.fields {
 		f := &plan.fields[i]
-		h = mix(h, s.hashFlat(f.plan, unsafe.Add(a, f.off)))
+		h = mix(h, s.hashFlat(f.plan, offset(a, f.off)))
 	}
 	return h
 }
 
-// hashFloats hashes a float or complex number.
-func hashFloats(kind reflect.Kind, a unsafe.Pointer) uint64 {
+// hashFloats hashes a float or complex number by its bits: -0 and +0
+// differ, as they do in JSON.
+func hashFloats(kind reflect.Kind, a addr) uint64 {
 	switch kind {
 	case reflect.Float32:
-		return mix(hashOffset, math.Float64bits(float64(*(*float32)(a))))
+		return mix(hashOffset, uint64(math.Float32bits(loadFloat32(a))))
 	case reflect.Float64:
-		return mix(hashOffset, math.Float64bits(*(*float64)(a)))
+		return mix(hashOffset, math.Float64bits(loadFloat64(a)))
 	case reflect.Complex64:
-		c := *(*complex64)(a)
-		return mix(mix(hashOffset, math.Float64bits(float64(real(c)))), math.Float64bits(float64(imag(c))))
+		c := loadComplex64(a)
+		return mix(mix(hashOffset, uint64(math.Float32bits(real(c)))), uint64(math.Float32bits(imag(c))))
 	}
-	c := *(*complex128)(a)
+	c := loadComplex128(a)
 	return mix(mix(hashOffset, math.Float64bits(real(c))), math.Float64bits(imag(c)))
 }
 
 // hashSlice hashes the slice with header hdr.
-func (s *valueSharer) hashSlice(plan *typePlan, hdr *sliceHeader, depth int, settable bool) uint64 {
+func (s *valueSharer) hashSlice(plan *typePlan, hdr sliceHeader, depth int, settable bool) uint64 {
 	if hdr.data == nil {
 		return hashNilSlice
 	}
 	h := mix(hashSliceSeed, uint64(hdr.len))
 	if plan.elem.kind == reflect.Uint8 {
-		return mix(h, maphash.Bytes(s.seed, unsafe.Slice((*byte)(hdr.data), hdr.len)))
+		return mix(h, maphash.Bytes(s.seed, bytesAt(hdr.data, uintptr(hdr.len))))
 	}
 	for i := range hdr.len {
-		h = mix(h, s.hashValue(plan.elem, unsafe.Add(hdr.data, uintptr(i)*plan.elem.size), depth+1, settable))
+		h = mix(h, s.hashValue(plan.elem, offset(hdr.data, uintptr(i)*plan.elem.size), depth+1, settable))
 	}
 	return h
 }
 
 // hashEntries returns a hash of the entries of map m (of plan's type),
 // independent of their order. Pointers in entries are hashed by address.
-func (s *valueSharer) hashEntries(plan *typePlan, m unsafe.Pointer, depth int) uint64 {
+func (s *valueSharer) hashEntries(plan *typePlan, m addr, depth int) uint64 {
 	var sum uint64
 	if plan.strMap {
-		for k, e := range *(*map[string]string)(unsafe.Pointer(&m)) {
+		for k, e := range stringMapOf(m) {
 			sum += mix(mix(hashOffset, maphash.String(s.seed, k)), maphash.String(s.seed, e))
 		}
 		return sum
@@ -166,7 +161,7 @@ func (s *valueSharer) hashEntries(plan *typePlan, m unsafe.Pointer, depth int) u
 // pointers and slices held are hashed as where the interface lies; other
 // values as under an unexported field, since the walk replaces nothing
 // in them.
-func (s *valueSharer) hashHeld(plan *typePlan, a unsafe.Pointer, depth int, settable bool) uint64 {
+func (s *valueSharer) hashHeld(plan *typePlan, a addr, depth int, settable bool) uint64 {
 	e := reflect.NewAt(plan.t, a).Elem().Elem()
 	if !e.IsValid() {
 		return hashNilIface
@@ -195,13 +190,12 @@ func (s *valueSharer) hashHeld(plan *typePlan, a unsafe.Pointer, depth int, sett
 
 // heldCopy returns the address of a copy of e, a value held in an
 // interface.
-func heldCopy(e reflect.Value) unsafe.Pointer {
+func heldCopy(e reflect.Value) addr {
 	switch e.Kind() {
 	case reflect.Map, reflect.Pointer:
-		p := e.UnsafePointer()
-		return unsafe.Pointer(&p)
+		return boxWord(e.UnsafePointer())
 	case reflect.Slice:
-		return unsafe.Pointer(&sliceHeader{data: e.UnsafePointer(), len: e.Len(), cap: e.Cap()})
+		return boxSlice(sliceHeader{data: e.UnsafePointer(), len: e.Len(), cap: e.Cap()})
 	}
 	c := reflect.New(e.Type())
 	c.Elem().Set(e)
@@ -223,21 +217,21 @@ type mapEntry struct {
 
 // entriesOf returns a mapEntry iterating the map m of plan's type; done
 // gives it back.
-func entriesOf(plan *typePlan, m unsafe.Pointer) *mapEntry {
+func entriesOf(plan *typePlan, m addr) *mapEntry {
 	e, _ := plan.entries.Get().(*mapEntry)
 	if e == nil {
 		t := plan.t
 		e = &mapEntry{plan: plan, m: reflect.New(t).Elem(), m2: reflect.New(t).Elem(),
 			key: reflect.New(t.Key()).Elem(), val: reflect.New(t.Elem()).Elem(), other: reflect.New(t.Elem()).Elem()}
 	}
-	*(*unsafe.Pointer)(e.m.Addr().UnsafePointer()) = m
+	storeWord(e.m.Addr().UnsafePointer(), m)
 	e.it.Reset(e.m)
 	return e
 }
 
 // next reads the next entry and returns the addresses of its key and
 // value, or false at the end.
-func (e *mapEntry) next() (key, val unsafe.Pointer, ok bool) {
+func (e *mapEntry) next() (key, val addr, ok bool) {
 	if !e.it.Next() {
 		return nil, nil, false
 	}

@@ -1,9 +1,11 @@
 package cache
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"reflect"
-	"strconv"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -12,30 +14,57 @@ import (
 
 // shareValuesEnv switches off, when set to a false value, the sharing of
 // equal parts of cached objects (share.go) for every informer of the
-// process; it is on by default. Sharing roughly halves the heap of a large
-// cache of similar objects and leaves every object deep-equal to what was
-// decoded; its walk costs CPU per event (about as much as decoding the
-// object, a fraction of what receiving it costs), and a caller that
-// modifies a cached object against the contract modifies every object
-// sharing the part it changed. KCACHE_SHARE_VALUES=false gives client-go's
-// layout: each cached object the very one its source returned. The
+// process; it is on by default. A value that is not one of the usual
+// boolean spellings turns sharing off too, and says why: a switch meant to
+// turn a feature off must not leave it on by a typo. With sharing off, each
+// cached object is the very one its source returned, as in client-go. The
 // objects a ListerWatcher or transform returned are never written
-// (shareCopy).
+// (shareCopy). SetValueSharing turns it off for one informer.
 const shareValuesEnv = "KCACHE_SHARE_VALUES"
 
 // shareValuesEnabled reads shareValuesEnv once.
 var shareValuesEnabled = sync.OnceValue(func() bool {
-	raw, set := os.LookupEnv(shareValuesEnv)
-	if !set || raw == "" {
-		return true
-	}
-	on, err := strconv.ParseBool(raw)
+	on, err := parseShareSwitch(os.Getenv(shareValuesEnv))
 	if err != nil {
-		klog.Background().Error(err, "Ignoring a setting that is not a boolean; sharing stays on", "variable", shareValuesEnv, "value", raw)
-		return true
+		klog.Background().Error(err, "Turning value sharing off", "variable", shareValuesEnv)
 	}
 	return on
 })
+
+// parseShareSwitch reads the value of shareValuesEnv: empty (unset) is on;
+// true/false, 1/0, on/off and yes/no, in any case and with spaces around,
+// say it; anything else is off, with an error saying why.
+func parseShareSwitch(raw string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(raw)) {
+	case "", "true", "1", "on", "yes":
+		return true, nil
+	case "false", "0", "off", "no":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not one of true, false, 1, 0, on, off, yes, no", raw)
+}
+
+// SetValueSharing chooses, before the informer runs, whether it shares
+// equal parts of the objects it caches (share.go); informers do by
+// default. Turning it off gives that informer client-go's layout, each
+// cached object the very one its source returned. It cannot turn sharing
+// on where KCACHE_SHARE_VALUES turned it off for the process. It fails for
+// an informer that has started or was not made by this package.
+func SetValueSharing(informer SharedInformer, enabled bool) error {
+	setter, ok := informer.(valueSharingSetter)
+	if !ok {
+		return fmt.Errorf("value sharing: %T is not an informer of this package", informer)
+	}
+	return setter.setValueSharing(enabled)
+}
+
+// valueSharingSetter is an informer whose value sharing can be chosen.
+type valueSharingSetter interface {
+	setValueSharing(enabled bool) error
+}
+
+// errInformerStarted is what setting an informer up after Run returns.
+var errInformerStarted = errors.New("informer has already started")
 
 // withValueSharing returns the transform an informer's queue applies:
 // transform (which may be nil), then the sharing of the result's parts with
@@ -101,11 +130,13 @@ func shareCopyLike(sharer *valueSharer, obj, twin interface{}) interface{} {
 	return sharer.share(ro)
 }
 
-// informerSharer is the sharer informers use: the process-wide one, or nil
-// when sharing is switched off.
-func informerSharer() *valueSharer {
-	if !shareValuesEnabled() {
+// informerSharer returns a new sharer for one informer's queue, or nil
+// when sharing is off for the process or, by choice (SetValueSharing),
+// for that informer. Each informer has its own: no value is ever shared
+// between two informers.
+func informerSharer(enabled bool) *valueSharer {
+	if !enabled || !shareValuesEnabled() {
 		return nil
 	}
-	return defaultSharer
+	return newValueSharer()
 }

@@ -160,13 +160,14 @@ func newSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, opti
 // Lock order: mu, then deliverMu, then the processor's locks. No lock is
 // held while a handler runs: handlers run on listener goroutines.
 type sharedIndexInformer struct {
-	// mu guards started, stopped, controller, transform,
+	// mu guards started, stopped, controller, transform, noValueSharing,
 	// watchErrorHandler and resyncCheckPeriod.
 	mu                sync.Mutex
 	started           bool
 	stopped           bool
 	controller        Controller
 	transform         TransformFunc
+	noValueSharing    bool
 	watchErrorHandler WatchErrorHandlerWithContext
 	resyncCheckPeriod time.Duration
 
@@ -224,6 +225,17 @@ func (s *sharedIndexInformer) SetTransform(handler TransformFunc) error {
 	return nil
 }
 
+// setValueSharing is SetValueSharing's choice for this informer.
+func (s *sharedIndexInformer) setValueSharing(enabled bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return errInformerStarted
+	}
+	s.noValueSharing = !enabled
+	return nil
+}
+
 // Run runs the informer until stopCh closes.
 func (s *sharedIndexInformer) Run(stopCh <-chan struct{}) {
 	s.RunWithContext(wait.ContextForChannel(stopCh))
@@ -271,7 +283,7 @@ func (s *sharedIndexInformer) start(logger klog.Logger) Controller {
 	if s.started {
 		return nil
 	}
-	queue := newInformerQueue(logger, s.objectType, s.indexer, s.transform, s.identifier, s.metricsProvider)
+	queue := newInformerQueue(logger, s.objectType, s.indexer, s.transform, s.identifier, s.metricsProvider, !s.noValueSharing)
 	sink := newShardMoveSink(s, s.listerWatcher)
 	cfg := &Config{
 		Queue:             queue,

@@ -53,6 +53,11 @@ func (s typedSharedIndexInformer[T]) GetTypedIndexer() TypedIndexer[T] {
 	return typedIndexer[T]{Indexer: s.GetIndexer()}
 }
 
+// setValueSharing lets SetValueSharing reach the wrapped informer.
+func (s typedSharedIndexInformer[T]) setValueSharing(enabled bool) error {
+	return SetValueSharing(s.SharedIndexInformer, enabled)
+}
+
 // typedIndexer adds typed lookups to an Indexer of T.
 type typedIndexer[T any] struct {
 	Indexer
