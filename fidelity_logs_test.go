@@ -90,6 +90,18 @@ func TestLogLines(t *testing.T) {
 			want: []fidelityLine{{Message: "Waiting for caches to sync"}, {Message: "Caches are synced"}},
 		},
 		{
+			name: "named cache sync wait without a context",
+			run: func(t *testing.T, logger klog.Logger) {
+				defer klog.CaptureState().Restore()
+				klog.SetLogger(logger)
+				WaitForNamedCacheSync("c", nil, func() bool { return true })
+			},
+			want: []fidelityLine{
+				{Message: "Waiting for caches to sync", Keys: []string{"controller"}},
+				{Message: "Caches are synced", Keys: []string{"controller"}},
+			},
+		},
+		{
 			name: "resync period below the minimum",
 			run: func(t *testing.T, logger klog.Logger) {
 				src := framework.NewFakeControllerSource()

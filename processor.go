@@ -37,6 +37,15 @@ type ListenerMetricsProvider interface {
 // its backlog per lock acquisition.
 const listenerBatchSize = 64
 
+// listenerPanicPause is how long a listener waits, once it holds the next
+// notification, before calling a handler whose previous call panicked (a
+// panic it survived because utilruntime.ReallyCrash is false). client-go's
+// listener sleeps the same second, so a handler that panics on every
+// notification costs one call a second instead of a busy core. The pause
+// is measured on the real clock, as client-go's sleep is, whatever clock
+// the informer was given.
+const listenerPanicPause = time.Second
+
 // processorListener delivers notifications to one handler, in order, on
 // its own goroutine. Adding never blocks: notifications wait in a backlog
 // that merges per object only once the handler stalled, or past the limit
@@ -177,9 +186,15 @@ func (l *processorListener) signal() {
 }
 
 // run delivers notifications until the listener is stopped.
+//
+// A call that follows a panicking one starts listenerPanicPause late. As
+// in client-go, that wait belongs to the call: once it has begun, stopping
+// the listener does not cut it short, and the notification is still
+// delivered before run returns.
 func (l *processorListener) run() {
 	defer l.markFinished()
 	batch := make([]notification, 0, listenerBatchSize)
+	panicked := false
 	for {
 		batch = l.take(batch[:0])
 		if len(batch) == 0 {
@@ -194,7 +209,10 @@ func (l *processorListener) run() {
 			if l.halted.Load() {
 				return
 			}
-			l.deliver(batch[i])
+			if panicked {
+				time.Sleep(listenerPanicPause)
+			}
+			panicked = l.deliver(batch[i])
 			l.returned.Add(1)
 			batch[i] = notification{}
 		}
@@ -226,17 +244,22 @@ func (l *processorListener) take(batch []notification) []notification {
 // client-go does: a panic is logged ("Observed a panic"), the
 // utilruntime.PanicHandlers run, and with utilruntime.ReallyCrash (the
 // default) the panic goes on and ends the process. With ReallyCrash false
-// the notification is dropped for this handler and delivery goes on.
+// the notification is dropped for this handler, deliver reports that the
+// call panicked, and run pauses before the next one.
 //
 // An initial-list add counts as processed even when the handler panicked:
 // client-go does not count it, so its registration never reports synced
 // (kubernetes/kubernetes#129024, a known bug).
-func (l *processorListener) deliver(n notification) {
+func (l *processorListener) deliver(n notification) (panicked bool) {
 	if n.kind == notifyAdd && n.initialList {
 		defer l.finishInitial()
 	}
 	defer utilruntime.HandleCrashWithLogger(l.logger)
+	// Stays true when the call panics: the deferred HandleCrash recovers
+	// and the function returns with the result as it was.
+	panicked = true
 	n.callOn(l.handler)
+	return false
 }
 
 func (l *processorListener) finishInitial() {
@@ -246,7 +269,7 @@ func (l *processorListener) finishInitial() {
 }
 
 // stop drops pending notifications and makes run return after the call in
-// progress, if any.
+// progress, if any; a call waiting out listenerPanicPause is in progress.
 func (l *processorListener) stop() {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -60,9 +61,9 @@ func TestProcessorListener_StopEndsDeliveryAfterTheCallInProgress(t *testing.T) 
 }
 
 // With the keep-serving opt-in (utilruntime.ReallyCrash false), a
-// panicking call is dropped and delivery goes on. An initial add that
-// panicked still counts as processed, unlike client-go, whose registration
-// then never syncs (kubernetes/kubernetes#129024).
+// panicking call is dropped and delivery goes on, after a pause. An
+// initial add that panicked still counts as processed, unlike client-go,
+// whose registration then never syncs (kubernetes/kubernetes#129024).
 func TestProcessorListener_WithoutReallyCrashDeliveryGoesOnAfterAPanic(t *testing.T) {
 	panics := keepServing(t)
 	synctest.Test(t, func(t *testing.T) {
@@ -78,6 +79,8 @@ func TestProcessorListener_WithoutReallyCrashDeliveryGoesOnAfterAPanic(t *testin
 		l.followUpstream(closedChannel())
 		done := procRun(l)
 		<-l.HasSyncedChecker().Done()
+		// The update comes after a panicking call: it waits a second.
+		time.Sleep(listenerPanicPause)
 		synctest.Wait()
 		want := []infEvent{{Kind: "update", Key: "ns/a", RV: "2", OldRV: "1"}}
 		if diff := cmp.Diff(want, rec.snapshot()); diff != "" {
@@ -177,4 +180,165 @@ func closedChannel() <-chan struct{} {
 	ch := make(chan struct{})
 	close(ch)
 	return ch
+}
+
+// pauseCall is one notification of a pause scenario: queued at queuedAt
+// (on the bubble's clock, from the start), and whether the handler panics
+// on it.
+type pauseCall struct {
+	queuedAt time.Duration
+	panics   bool
+}
+
+// With utilruntime.ReallyCrash false, a listener waits listenerPanicPause
+// before the call that follows a panicking one, and only then; the wait
+// starts once that next notification is there, as client-go's sleep does.
+func TestProcessorListener_WaitsASecondBeforeTheCallAfterAPanic(t *testing.T) {
+	tests := map[string]struct {
+		calls []pauseCall
+		// wantCalledAt is when each call started, from the start.
+		wantCalledAt []time.Duration
+	}{
+		"no panic, no pause": {
+			calls:        []pauseCall{{}, {}, {}},
+			wantCalledAt: []time.Duration{0, 0, 0},
+		},
+		"every call panics: one second between calls": {
+			calls:        []pauseCall{{panics: true}, {panics: true}, {panics: true}},
+			wantCalledAt: []time.Duration{0, time.Second, 2 * time.Second},
+		},
+		"only the call after the panic waits": {
+			calls:        []pauseCall{{panics: true}, {}, {}},
+			wantCalledAt: []time.Duration{0, time.Second, time.Second},
+		},
+		"a panic on the last call delays nothing": {
+			calls:        []pauseCall{{}, {}, {panics: true}},
+			wantCalledAt: []time.Duration{0, 0, 0},
+		},
+		"the wait starts when the next notification arrives": {
+			calls:        []pauseCall{{panics: true}, {queuedAt: 5 * time.Second}},
+			wantCalledAt: []time.Duration{0, 6 * time.Second},
+		},
+		"a notification that arrives during the wait is not delayed further": {
+			calls:        []pauseCall{{panics: true}, {}, {queuedAt: 500 * time.Millisecond}},
+			wantCalledAt: []time.Duration{0, time.Second, time.Second},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			panics := keepServing(t)
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				var mu sync.Mutex
+				var calledAt []time.Duration
+				l := procListener(ResourceEventHandlerFuncs{AddFunc: func(obj interface{}) {
+					mu.Lock()
+					i := len(calledAt)
+					calledAt = append(calledAt, time.Since(start))
+					mu.Unlock()
+					if tc.calls[i].panics {
+						panic(fmt.Sprint("handler bug on call ", i))
+					}
+				}})
+				done := procRun(l)
+				for i, c := range tc.calls {
+					time.Sleep(c.queuedAt - time.Since(start))
+					l.add(addNotification(procPod(fmt.Sprint("p", i), 1), false))
+				}
+				time.Sleep(time.Minute)
+				synctest.Wait()
+				l.stop()
+				<-done
+
+				mu.Lock()
+				defer mu.Unlock()
+				if diff := cmp.Diff(tc.wantCalledAt, calledAt); diff != "" {
+					t.Errorf("call start times (-want +got):\n%s", diff)
+				}
+				wantPanics := 0
+				for _, c := range tc.calls {
+					if c.panics {
+						wantPanics++
+					}
+				}
+				if got := len(panics.all()); got != wantPanics {
+					t.Errorf("%d panics seen by the panic handlers, want %d", got, wantPanics)
+				}
+			})
+		})
+	}
+}
+
+// The wait after a panic belongs to the call it delays, as client-go's
+// sleep does: a stop during the wait lets it run out and the notification
+// it held is delivered; the ones behind it are dropped.
+func TestProcessorListener_StopDuringTheWaitAfterAPanicLetsTheHeldCallRun(t *testing.T) {
+	keepServing(t)
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var mu sync.Mutex
+		var calls []string
+		l := procListener(ResourceEventHandlerFuncs{AddFunc: func(obj interface{}) {
+			mu.Lock()
+			calls = append(calls, fmt.Sprint(infKey(obj), "@", time.Since(start)))
+			mu.Unlock()
+			if infKey(obj) == "ns/a" {
+				panic("handler bug")
+			}
+		}})
+		l.add(addNotification(procPod("a", 1), false))
+		l.add(addNotification(procPod("b", 1), false))
+		l.add(addNotification(procPod("c", 1), false))
+		done := procRun(l)
+		time.Sleep(100 * time.Millisecond)
+		l.stop()
+		<-done
+		if elapsed := time.Since(start); elapsed != listenerPanicPause {
+			t.Errorf("run returned %v after the start, want %v (when the held call ran)", elapsed, listenerPanicPause)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if diff := cmp.Diff([]string{"ns/a@0s", "ns/b@1s"}, calls); diff != "" {
+			t.Errorf("calls (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// At the informer level, the wait after a panic holds back only the
+// listener whose handler panicked: with every add panicking, its handler
+// is called once a second, while another handler gets every add at once.
+func TestSharedInformer_PanickingHandlerIsCalledOnceASecond(t *testing.T) {
+	keepServing(t)
+	synctest.Test(t, func(t *testing.T) {
+		const pods = 4
+		src := infSource(t, pods)
+		inf := infNewPodInformer(src)
+		start := time.Now()
+		var mu sync.Mutex
+		calledAt := map[string][]time.Duration{}
+		record := func(who string) {
+			mu.Lock()
+			defer mu.Unlock()
+			calledAt[who] = append(calledAt[who], time.Since(start))
+		}
+		infAdd(t, inf, ResourceEventHandlerFuncs{AddFunc: func(interface{}) {
+			record("panicky")
+			panic("handler bug")
+		}})
+		infAdd(t, inf, ResourceEventHandlerFuncs{AddFunc: func(interface{}) { record("calm") }})
+		stop := infRun(t, inf)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		stop()
+
+		mu.Lock()
+		defer mu.Unlock()
+		want := map[string][]time.Duration{
+			"panicky": {0, time.Second, 2 * time.Second, 3 * time.Second},
+			"calm":    {0, 0, 0, 0},
+		}
+		if diff := cmp.Diff(want, calledAt); diff != "" {
+			t.Errorf("call start times per handler (-want +got):\n%s", diff)
+		}
+	})
 }

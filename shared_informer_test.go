@@ -47,6 +47,8 @@ func TestSharedInformer_WithoutReallyCrashAPanickingHandlerKeepsReceiving(t *tes
 		}
 		src.Delete(testPod("ns", "p1", ""))
 		src.Modify(testPod("ns", "p2", ""))
+		// Each call after a panicking one waits listenerPanicPause.
+		time.Sleep(time.Minute)
 		synctest.Wait()
 
 		all := calm.snapshot()

@@ -64,15 +64,16 @@ func WaitForCacheSync(stopCh <-chan struct{}, cacheSyncs ...InformerSynced) bool
 }
 
 // WaitForNamedCacheSync is WaitForCacheSync that logs, with
-// klog.Background() and the key "controller", that controllerName waits for
-// its caches and how that ended. As in client-go, the lines are attributed
-// to this package's source, not to the caller (only WaitFor names its
-// caller). Code with a context should use WaitForNamedCacheSyncWithContext.
+// klog.Background(), that controllerName waits for its caches and how that
+// ended; each line carries the key "controller" with controllerName, and so
+// does the report of a failure to utilruntime's error handlers. As in
+// client-go, the lines are attributed to this package's source, not to the
+// caller (only WaitFor names its caller). Code with a context should use
+// WaitForNamedCacheSyncWithContext.
 func WaitForNamedCacheSync(controllerName string, stopCh <-chan struct{}, cacheSyncs ...InformerSynced) bool {
 	// "controller" is client-go's log key, a word and no reference to the
 	// controller layer above, which this file does not name.
-	logger := klog.Background().WithValues("controller", controllerName)
-	return waitForCacheSyncLogged(klog.NewContext(context.Background(), logger), stopCh, cacheSyncs)
+	return waitForCacheSyncLogged(context.Background(), stopCh, cacheSyncs, "controller", controllerName)
 }
 
 // WaitForNamedCacheSyncWithContext is WaitForCacheSync, stopped by ctx, that
@@ -85,17 +86,18 @@ func WaitForNamedCacheSyncWithContext(ctx context.Context, cacheSyncs ...Informe
 }
 
 // waitForCacheSyncLogged is the logging wait shared by the named forms;
-// ctx provides the logger, stopCh ends the wait.
-func waitForCacheSyncLogged(ctx context.Context, stopCh <-chan struct{}, cacheSyncs []InformerSynced) bool {
+// ctx provides the logger, stopCh ends the wait, and keysAndValues go with
+// every line.
+func waitForCacheSyncLogged(ctx context.Context, stopCh <-chan struct{}, cacheSyncs []InformerSynced, keysAndValues ...interface{}) bool {
 	logger := klog.FromContext(ctx)
-	logger.Info("Waiting for caches to sync")
+	logger.Info("Waiting for caches to sync", keysAndValues...)
 	if !pollUntilSynced(stopCh, syncedPollPeriod, cacheSyncs) {
 		// Reported through apimachinery's error handlers, so that programs
 		// which hook those see it like any other unhandled error.
-		utilruntime.HandleErrorWithContext(ctx, nil, "Unable to sync caches")
+		utilruntime.HandleErrorWithContext(ctx, nil, "Unable to sync caches", keysAndValues...)
 		return false
 	}
-	logger.Info("Caches are synced")
+	logger.Info("Caches are synced", keysAndValues...)
 	return true
 }
 
@@ -148,44 +150,38 @@ func allSynced(cacheSyncs []InformerSynced) (synced bool) {
 // clock. Nil checkers count as done. WaitFor starts no goroutine.
 //
 // When what is not empty, WaitFor logs with klog.FromContext(ctx) at V(0),
-// the lines attributed to its caller: "Waiting" when it starts, "Done
+// every line attributed to its caller: "Waiting" when it starts, "Done
 // waiting" with the checker's Name as each finishes, and, if ctx ended
 // first, "Timed out waiting" with context.Cause(ctx) and the sorted names of
 // the checkers that were not done. To log less, store a logger with a higher
 // verbosity in ctx.
 func WaitFor(ctx context.Context, what string, checkers ...DoneChecker) bool {
+	// Attribution: the logger skips one more frame (call-depth sinks) and
+	// WaitFor marks itself as a helper (stack-helper sinks such as
+	// ktesting's). Both name the caller only for calls made from WaitFor's
+	// own body, so every log call below must stay here, not in a closure or
+	// another function.
 	logger := klog.FromContext(ctx)
-	markHelper := func() {}
 	if what != "" {
+		var markHelper func()
 		markHelper, logger = logger.WithCallStackHelper()
 		markHelper()
 		logger.Info("Waiting", "for", what)
 	}
-	logDone := func(checker DoneChecker) {
-		if what != "" {
-			markHelper()
-			logger.Info("Done waiting", "for", what, "instance", checker.Name())
-		}
-	}
-
 	pending := newPendingCheckers(checkers)
-	for pending.len() > 0 {
-		finished, ok := pending.awaitNext(ctx.Done())
+	for {
+		finished, ok := pending.next(ctx.Done())
 		if !ok {
 			break
 		}
-		logDone(finished)
-	}
-	// ctx ended, or nothing is pending. A checker may have finished at the
-	// same moment as ctx: look once more before calling it late.
-	for _, finished := range pending.removeDone() {
-		logDone(finished)
+		if what != "" {
+			logger.Info("Done waiting", "for", what, "instance", finished.Name())
+		}
 	}
 	if pending.len() == 0 {
 		return true
 	}
 	if what != "" {
-		markHelper()
 		logger.Info("Timed out waiting", "for", what, "cause", context.Cause(ctx), "instances", pending.sortedNames())
 	}
 	return false
@@ -218,34 +214,35 @@ func (p *pendingCheckers) len() int {
 	return len(p.checkers)
 }
 
-// awaitNext blocks until one checker is done, removes and returns it, or
-// until stop is closed, and then returns false. The number of checkers is
-// not known at compile time, hence reflect.Select.
-func (p *pendingCheckers) awaitNext(stop <-chan struct{}) (DoneChecker, bool) {
-	cases := make([]reflect.SelectCase, 0, len(p.dones)+1)
-	cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(stop)})
-	for _, done := range p.dones {
-		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(done)})
-	}
-	chosen, _, _ := reflect.Select(cases)
-	if chosen == 0 {
+// next removes and returns a checker that is done. While stop is open it
+// blocks until one is; once stop is closed it only looks, without
+// blocking, so that checkers that finished at the same moment as stop
+// still count as done. It returns false when nothing is pending or stop is
+// closed and every pending checker is still running.
+func (p *pendingCheckers) next(stop <-chan struct{}) (DoneChecker, bool) {
+	if len(p.checkers) == 0 {
 		return nil, false
 	}
-	return p.remove(chosen - 1), true
-}
-
-// removeDone removes and returns, without blocking, the checkers that are
-// done.
-func (p *pendingCheckers) removeDone() []DoneChecker {
-	var done []DoneChecker
-	for i := 0; i < len(p.checkers); {
-		if isClosed(p.dones[i]) {
-			done = append(done, p.remove(i))
-			continue
+	if !isClosed(stop) {
+		// The number of checkers is not known at compile time, hence
+		// reflect.Select.
+		cases := make([]reflect.SelectCase, 0, len(p.dones)+1)
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(stop)})
+		for _, done := range p.dones {
+			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(done)})
 		}
-		i++
+		if chosen, _, _ := reflect.Select(cases); chosen > 0 {
+			return p.remove(chosen - 1), true
+		}
 	}
-	return done
+	// stop is closed. When stop and a Done channel were ready together,
+	// Select chose at random: look at every checker once more.
+	for i, done := range p.dones {
+		if isClosed(done) {
+			return p.remove(i), true
+		}
+	}
+	return nil, false
 }
 
 // remove drops the i-th checker and returns it.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -155,6 +156,8 @@ func TestTypedSharedIndexInformer_ObjectsOfAnotherTypePanic(t *testing.T) {
 		base.OnDelete(DeletedFinalStateUnknown{Key: "ns/svc", Obj: svc})
 		base.deliverMu.Unlock()
 		src.Modify(testPod("ns", "p0", ""))
+		// Each call after a panicking one waits listenerPanicPause.
+		time.Sleep(time.Minute)
 		synctest.Wait()
 		want := []string{
 			"add ns/p0@1 initial=true",
