@@ -22,8 +22,9 @@
 //	              table of shared values), share_plan.go (a walk plan
 //	              per type), share_hash.go, share_equal.go,
 //	              share_walk.go (a new object), share_twin.go (an
-//	              update beside the object it replaces) and
-//	              share_informer.go (the informer's switch),
+//	              update beside the object it replaces),
+//	              share_unsafe.go (every unsafe operation of the
+//	              walk) and share_informer.go (the informer's switch),
 //	              undelta_store.go,
 //	              expiration_cache.go, expiration_cache_fakes.go,
 //	              fake_custom_store.go, mutation_cache.go,
@@ -198,7 +199,7 @@
 //
 // and one of kcache's own:
 //
-//	KCACHE_SHARE_VALUES                       default true   equal parts of cached objects are one in memory (share.go)
+//	KCACHE_SHARE_VALUES                       default true   equal parts of one informer's cached objects, at one field path, are one in memory (share.go); an unknown value turns it off
 //
 // # Differences from client-go
 //

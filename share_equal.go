@@ -106,7 +106,9 @@ func sameBits32(x, y float32) bool {
 	return !math.IsNaN(float64(x)) && math.Float32bits(x) == math.Float32bits(y)
 }
 
-func sameBits64(x, y float64) bool { return !math.IsNaN(x) && math.Float64bits(x) == math.Float64bits(y) }
+func sameBits64(x, y float64) bool {
+	return !math.IsNaN(x) && math.Float64bits(x) == math.Float64bits(y)
+}
 
 // equalArrays compares n elements of elem's type at a and b.
 func (s *valueSharer) equalArrays(elem *typePlan, a, b addr, n, depth int) bool {

@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -43,28 +42,6 @@ func parseShareSwitch(raw string) (bool, error) {
 	}
 	return false, fmt.Errorf("%q is not one of true, false, 1, 0, on, off, yes, no", raw)
 }
-
-// SetValueSharing chooses, before the informer runs, whether it shares
-// equal parts of the objects it caches (share.go); informers do by
-// default. Turning it off gives that informer client-go's layout, each
-// cached object the very one its source returned. It cannot turn sharing
-// on where KCACHE_SHARE_VALUES turned it off for the process. It fails for
-// an informer that has started or was not made by this package.
-func SetValueSharing(informer SharedInformer, enabled bool) error {
-	setter, ok := informer.(valueSharingSetter)
-	if !ok {
-		return fmt.Errorf("value sharing: %T is not an informer of this package", informer)
-	}
-	return setter.setValueSharing(enabled)
-}
-
-// valueSharingSetter is an informer whose value sharing can be chosen.
-type valueSharingSetter interface {
-	setValueSharing(enabled bool) error
-}
-
-// errInformerStarted is what setting an informer up after Run returns.
-var errInformerStarted = errors.New("informer has already started")
 
 // withValueSharing returns the transform an informer's queue applies:
 // transform (which may be nil), then the sharing of the result's parts with

@@ -225,6 +225,28 @@ func (s *sharedIndexInformer) SetTransform(handler TransformFunc) error {
 	return nil
 }
 
+// SetValueSharing chooses, before the informer runs, whether it shares
+// equal parts of the objects it caches (share.go); informers do by
+// default. Turning it off gives that informer client-go's layout, each
+// cached object the very one its source returned. It cannot turn sharing
+// on where KCACHE_SHARE_VALUES turned it off for the process. It fails for
+// an informer that has started or was not made by this package.
+func SetValueSharing(informer SharedInformer, enabled bool) error {
+	setter, ok := informer.(valueSharingSetter)
+	if !ok {
+		return fmt.Errorf("value sharing: %T is not an informer of this package", informer)
+	}
+	return setter.setValueSharing(enabled)
+}
+
+// valueSharingSetter is an informer whose value sharing can be chosen.
+type valueSharingSetter interface {
+	setValueSharing(enabled bool) error
+}
+
+// errInformerStarted is what setting an informer up after Run returns.
+var errInformerStarted = errors.New("informer has already started")
+
 // setValueSharing is SetValueSharing's choice for this informer.
 func (s *sharedIndexInformer) setValueSharing(enabled bool) error {
 	s.mu.Lock()
