@@ -105,7 +105,9 @@ bench-compare:
 # bench-e2e measures informer memory on a real kube-apiserver (kas/):
 # client-go v0.37.2 against kcache, one child process each, 20,000 realistic
 # pods (ARGS=-n 100000 for the full run, ARGS=-quick for 1,000 pods in a few
-# minutes). It starts kas and stops it after, unless one already runs.
+# minutes), then CPU per watch event while the pods churn for 60 s. It starts
+# kas and stops it after, unless one already runs, and writes its output to
+# bench/results/ (-quick only with RESULTS=1).
 bench-e2e:
 	GO=$(GO) bench/e2e.sh $(ARGS)
 

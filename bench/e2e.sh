@@ -12,6 +12,13 @@
 #   bench/e2e.sh -n 100000  # the full run
 #   bench/e2e.sh -quick     # 1,000 pods, untagged variants only (make test)
 #   bench/e2e.sh -applier-owns-token   # the harsher workload (bench/README.md)
+#   bench/e2e.sh -churn 2m -churn-rate 100   # a longer, faster churn phase
+#
+# Result files: the whole output (stdout and stderr) goes, under a header
+# naming the command, the date, the machine, Go and the commit, to
+# bench/results/e2e-<UTC date-time>.txt, where README's figures come from.
+# A -quick run (make test) writes one only with RESULTS=1; RESULTS=0
+# writes none for any run.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -20,6 +27,39 @@ KAS=$ROOT/kas/run.sh
 GO=${GO:-go}
 
 say() { echo "bench-e2e: $*" >&2; }
+
+# header describes this run for its result file.
+header() {
+  local changed
+  changed=$(git -C "$ROOT" status --porcelain 2>/dev/null | wc -l)
+  echo "# make bench-e2e result"
+  echo "command: bench/e2e.sh $*"
+  echo "date:    $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "machine: $(uname -a)"
+  echo "cpus:    $(nproc)"
+  echo "go:      $("$GO" version)"
+  echo "commit:  $(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)$( ((changed > 0)) && echo " with $changed uncommitted paths")"
+  echo
+}
+
+if [[ -z ${E2E_RESULTS_FILE:-} ]]; then
+  quick=0
+  for arg in "$@"; do
+    case $arg in -quick | --quick | -quick=true | --quick=true) quick=1 ;; esac
+  done
+  if [[ ${RESULTS:-$((1 - quick))} == 1 ]]; then
+    mkdir -p "$HERE/results"
+    E2E_RESULTS_FILE=$HERE/results/e2e-$(date -u +%Y%m%dT%H%M%SZ).txt
+    export E2E_RESULTS_FILE
+    header "$@" >"$E2E_RESULTS_FILE"
+    # This script again, its output copied into the file; it sees
+    # E2E_RESULTS_FILE set and runs the benchmark.
+    "${BASH_SOURCE[0]}" "$@" 2>&1 | tee -a "$E2E_RESULTS_FILE"
+    rc=${PIPESTATUS[0]}
+    say "output written to ${E2E_RESULTS_FILE#"$ROOT"/}"
+    exit "$rc"
+  fi
+fi
 
 if "$KAS" status >/dev/null 2>&1; then
   say "using the running kas"

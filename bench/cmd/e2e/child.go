@@ -39,17 +39,21 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 }
 
 // childMain runs one library's informer against the server and writes its
-// result as JSON to stdout. It returns the exit code.
-func childMain(args []string, stdout, stderr io.Writer) int {
+// result as JSON to stdout; with -churn, the churn phase's child, which
+// also talks with the parent over stdin and stdout (churn.go). It returns
+// the exit code.
+func childMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("child", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	lib := fs.String("lib", "", "library to measure")
 	pods := fs.Int("pods", 0, "pods the server holds")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig")
 	control := fs.String("control", "", "kas control API URL")
-	heapProf := fs.String("heapprofile", "", "heap profile prefix")
+	heapProf := fs.String("heapprofile", "", "heap profile prefix (with -churn: the file)")
+	cpuProf := fs.String("cpuprofile", "", "with -churn: where to write a CPU profile of the churn window")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
 	verbose := fs.Bool("v", false, "keep klog output")
+	churn := fs.Bool("churn", false, "be a churn child: sync, then measure while the parent updates the pods")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -61,7 +65,13 @@ func childMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "e2e child: unknown library %q\n", *lib)
 		return 2
 	}
-	res, err := runChild(l, *pods, *kubeconfig, *control, *heapProf, *timeout)
+	var res any
+	var err error
+	if *churn {
+		res, err = runChurnChild(l, *pods, *kubeconfig, *cpuProf, *heapProf, *timeout, stdin, stdout)
+	} else {
+		res, err = runChild(l, *pods, *kubeconfig, *control, *heapProf, *timeout)
+	}
 	if err == nil {
 		err = json.NewEncoder(stdout).Encode(res)
 	}

@@ -1,10 +1,12 @@
 // Command e2e measures the memory of an informer on every pod of a real
 // kube-apiserver (kas/), client-go against kcache, each in its own child
-// process, and prints a markdown table; its last line gives the ratios
-// kcache / client-go. See bench/README.md ("End to end").
+// process, then, in a churn phase, the CPU each spends per watch event
+// while this process updates the pods, and prints a markdown table; its
+// last line gives the ratios kcache / client-go. See bench/README.md
+// ("End to end").
 //
 //	kas/run.sh start && . kas/.cache/run/env
-//	cd bench && go run ./cmd/e2e [-n 20000 | -quick]
+//	cd bench && go run ./cmd/e2e [-n 20000 | -quick] [-churn 60s -churn-rate 50]
 package main
 
 import (
@@ -22,7 +24,7 @@ import (
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == childFlag {
-		os.Exit(childMain(os.Args[2:], os.Stdout, os.Stderr))
+		os.Exit(childMain(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(parentMain(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -35,10 +37,22 @@ type options struct {
 	controlURL string
 	timeout    time.Duration
 	heapProf   string
+	cpuProf    string
 	verbose    bool
 	variants   []variant
 	layout     e2e.Layout
+	// churn is the churn phase's update stream; a zero Duration skips
+	// the phase.
+	churn e2e.Churn
 }
+
+// The churn phase's defaults, and -quick's.
+const (
+	defaultChurnDuration = 60 * time.Second
+	defaultChurnRate     = 50 // pod updates per second: 100 watch events per second
+	quickChurnDuration   = 10 * time.Second
+	quickChurnRate       = 20
+)
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("e2e", flag.ContinueOnError)
@@ -50,21 +64,39 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the API server (kas)")
 	fs.StringVar(&o.controlURL, "control", os.Getenv("KAS_CONTROL_URL"), "kas control API URL, to restart the API server")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up on a child after this long")
-	fs.StringVar(&o.heapProf, "heapprofile", "", "write heap profiles of each child to PREFIX.LIB[.TAG].{sync,relist}")
+	fs.StringVar(&o.heapProf, "heapprofile", "", "write heap profiles of each child to PREFIX.VARIANT.{sync,relist,churn}")
+	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of each churn child's window to PREFIX.VARIANT.churn")
 	fs.BoolVar(&o.verbose, "v", false, "keep klog output")
 	o.layout = e2e.DefaultLayout
 	fs.BoolVar(&o.layout.ApplierOwnsToken, "applier-owns-token", false,
 		"the harsher workload: the applier writes each pod's token volume, so its managedFields entry is the pod's own (default: ServiceAccount admission adds it, as in a cluster)")
 	only := fs.String("only", "", "comma-separated variants to run (default all: "+variantNames()+")")
+	fs.DurationVar(&o.churn.Duration, "churn", defaultChurnDuration,
+		"how long the churn phase updates the pods while every variant watches (0: no churn phase; -quick: 10s)")
+	fs.Float64Var(&o.churn.Rate, "churn-rate", defaultChurnRate,
+		"pod updates per second in the churn phase, each two watch events: labels and annotations, then the Ready condition (-quick: 20)")
+	fs.Uint64Var(&o.churn.Seed, "churn-seed", 1, "seed of the order in which the churn phase updates the pods")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *quick {
 		o.pods = 1_000
 		if *only == "" {
 			*only = "client-go,kcache,kcache-noshare"
 		}
+		if !set["churn"] {
+			o.churn.Duration = quickChurnDuration
+		}
+		if !set["churn-rate"] {
+			o.churn.Rate = quickChurnRate
+		}
 	}
+	if o.churn.Duration < 0 || (o.churn.Duration > 0 && o.churn.Updates() < 1) {
+		return o, fmt.Errorf("e2e: -churn %s at -churn-rate %g makes no update", o.churn.Duration, o.churn.Rate)
+	}
+	o.churn.Layout, o.churn.Pods, o.churn.Workers = o.layout, o.pods, o.workers
 	if o.kubeconfig == "" || o.controlURL == "" {
 		return o, fmt.Errorf("e2e: KUBECONFIG and KAS_CONTROL_URL must be set (kas/run.sh start; . kas/.cache/run/env)")
 	}
@@ -86,13 +118,17 @@ func parentMain(args []string, stdout, stderr io.Writer) int {
 		quietKlog()
 	}
 	ctx := context.Background()
-	results, err := run(ctx, opts, stderr)
+	results, churned, err := run(ctx, opts, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "workload: %d pods asked for, their token volumes written by the %s (-applier-owns-token: the applier; default: ServiceAccount admission)\n\n",
+	fmt.Fprintf(stdout, "workload: %d pods asked for, their token volumes written by the %s (-applier-owns-token: the applier; default: ServiceAccount admission)\n",
 		opts.pods, opts.layout.TokenOwner())
+	if churned != nil {
+		fmt.Fprintln(stdout, churnLine(*churned))
+	}
+	fmt.Fprintln(stdout)
 	if err := writeReport(stdout, results); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/kcache/cache/bench/internal/harness"
 )
 
 // row is one line of the table: a label and a figure per result.
 type row struct {
 	label string
 	value func(r result) float64
-	unit  string // "MiB", "B", "s"
+	unit  string // "MiB", "B", "s", "µs"
 }
 
 var rows = []row{
@@ -31,6 +33,23 @@ var rows = []row{
 	{"heap after relist (GC)", func(r result) float64 { return r.AfterRelistHeap }, "MiB"},
 }
 
+// churnRows are the churn phase's figures, printed when some result has
+// them; a result without them shows "–".
+var churnRows = []struct {
+	label string
+	value func(c *harness.ChurnResult) float64
+	unit  string
+}{
+	{"churn: watch events seen", func(c *harness.ChurnResult) float64 { return float64(c.Events) }, ""},
+	{"churn: process CPU", func(c *harness.ChurnResult) float64 { return c.CPUSeconds }, "s"},
+	{"churn: CPU per watch event", func(c *harness.ChurnResult) float64 { return c.CPUPerEvent() }, "µs"},
+	{"churn: peak heap", func(c *harness.ChurnResult) float64 { return c.PeakHeap }, "MiB"},
+	{"churn: heap per cached pod, before (GC)", func(c *harness.ChurnResult) float64 { return c.HeapPerPodBefore() }, "B"},
+	{"churn: heap per cached pod, after (GC)", func(c *harness.ChurnResult) float64 { return c.HeapPerPodAfter() }, "B"},
+	{"churn: live heap per cached pod, before", func(c *harness.ChurnResult) float64 { return c.LivePerPodBefore() }, "B"},
+	{"churn: live heap per cached pod, after", func(c *harness.ChurnResult) float64 { return c.LivePerPodAfter() }, "B"},
+}
+
 func format(v float64, unit string) string {
 	switch unit {
 	case "MiB":
@@ -39,6 +58,8 @@ func format(v float64, unit string) string {
 		return fmt.Sprintf("%.0f B", v)
 	case "s":
 		return fmt.Sprintf("%.2f s", v)
+	case "µs": // v in seconds
+		return fmt.Sprintf("%.1f µs", v*1e6)
 	}
 	return fmt.Sprintf("%.0f", v)
 }
@@ -65,6 +86,19 @@ func writeReport(w io.Writer, results []result) error {
 			b.WriteString(" " + format(r.value(res), r.unit) + " |")
 		}
 		b.WriteString("\n")
+	}
+	if anyChurn(results) {
+		for _, r := range churnRows {
+			b.WriteString("| " + r.label + " |")
+			for _, res := range results {
+				cell := "–"
+				if res.Churn != nil {
+					cell = format(r.value(res.Churn), r.unit)
+				}
+				b.WriteString(" " + cell + " |")
+			}
+			b.WriteString("\n")
+		}
 	}
 	cg, ok := find(results, "client-go")
 	if !ok {
@@ -106,14 +140,37 @@ func names(results []result) string {
 	return strings.Join(n, " | ")
 }
 
-// summary is the last line: each figure a ratio kcache / client-go.
+// summary is the last line: each figure a ratio kcache / client-go. The
+// churn phase's figures come last, when both ran it, so that the fields
+// before them read the same with or without the phase.
 func summary(kc, cg result) string {
-	return fmt.Sprintf("e2e: heap/pod kcache/client-go = %.2f, peak RSS = %.2f, initial-list peak heap = %.2f, relist peak heap = %.2f, sync time = %.2f",
+	s := fmt.Sprintf("e2e: heap/pod kcache/client-go = %.2f, peak RSS = %.2f, initial-list peak heap = %.2f, relist peak heap = %.2f, sync time = %.2f",
 		ratio(kc.HeapPerPod(), cg.HeapPerPod()),
 		ratio(max(kc.SyncPeakRSS, kc.RelistPeakRSS), max(cg.SyncPeakRSS, cg.RelistPeakRSS)),
 		ratio(kc.SyncPeakHeap, cg.SyncPeakHeap),
 		ratio(kc.RelistPeakHeap, cg.RelistPeakHeap),
 		ratio(kc.SyncSeconds, cg.SyncSeconds))
+	if kc.Churn != nil && cg.Churn != nil {
+		s += fmt.Sprintf(", churn CPU/event kcache/client-go = %.2f, churn heap/pod = %.2f",
+			ratio(kc.Churn.CPUPerEvent(), cg.Churn.CPUPerEvent()),
+			ratio(kc.Churn.HeapPerPodAfter(), cg.Churn.HeapPerPodAfter()))
+	}
+	return s
+}
+
+func anyChurn(results []result) bool {
+	for _, r := range results {
+		if r.Churn != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// churnLine describes the churn phase's update stream, above the table.
+func churnLine(c churnRun) string {
+	return fmt.Sprintf("churn: %d pod updates asked at %g/s for %s (seed %d), made in %.1f s: %d watch events (each update a server-side apply of labels and annotations, then a status update flipping the Ready condition)",
+		c.Churn.Updates(), c.Churn.Rate, c.Churn.Duration, c.Churn.Seed, c.Stats.Seconds, c.Stats.Events)
 }
 
 func ratio(a, b float64) float64 {

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/kcache/cache/bench/internal/e2e"
 	"github.com/kcache/cache/bench/internal/harness"
 )
 
@@ -42,6 +45,92 @@ func TestWriteReport_LastLine(t *testing.T) {
 				t.Errorf("last line:\n got %q\nwant %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// withChurn gives r a churn result: events notifications for cpu seconds,
+// heapAfter bytes of heap per pod after it.
+func withChurn(r result, events int64, cpu, heapAfter float64) result {
+	r.Churn = &harness.ChurnResult{Pods: r.Pods, Events: events, CPUSeconds: cpu,
+		BeforeHeap: r.SteadyHeap, AfterHeap: heapAfter * float64(r.Pods), BeforeLive: r.SteadyHeap / 2, AfterLive: heapAfter * float64(r.Pods) / 2, PeakHeap: 3 << 20}
+	return r
+}
+
+func TestWriteReport_Churn(t *testing.T) {
+	cg := withChurn(res(variant{Lib: "client-go"}, 100, 1000, 2000, 4000, 800, 2), 400, 0.02, 12)
+	kc := withChurn(res(variant{Lib: "kcache"}, 100, 400, 1000, 2000, 400, 2.2), 400, 0.03, 6)
+	noShare := withChurn(res(variant{Lib: "kcache", NoShare: true}, 100, 900, 1800, 3000, 600, 2), 400, 0.01, 11)
+	tests := []struct {
+		name      string
+		results   []result
+		wantLast  string
+		wantLines []string // lines the report must hold
+		notLines  []string // prefixes no line may start with
+	}{
+		{
+			name:     "every variant churned: rows for all, both ratios appended to the last line",
+			results:  []result{cg, kc, noShare},
+			wantLast: "e2e: heap/pod kcache/client-go = 0.40, peak RSS = 0.50, initial-list peak heap = 0.50, relist peak heap = 0.50, sync time = 1.10, churn CPU/event kcache/client-go = 1.50, churn heap/pod = 0.50",
+			wantLines: []string{
+				"| | client-go | kcache | kcache-noshare |",
+				"| churn: watch events seen | 400 | 400 | 400 |",
+				"| churn: process CPU | 0.02 s | 0.03 s | 0.01 s |",
+				"| churn: CPU per watch event | 50.0 µs | 75.0 µs | 25.0 µs |",
+				"| churn: peak heap | 3.0 MiB | 3.0 MiB | 3.0 MiB |",
+				"| churn: heap per cached pod, before (GC) | 10 B | 4 B | 9 B |",
+				"| churn: heap per cached pod, after (GC) | 12 B | 6 B | 11 B |",
+				"| churn: live heap per cached pod, before | 5 B | 2 B | 4 B |",
+				"| churn: live heap per cached pod, after | 6 B | 3 B | 6 B |",
+				"kcache-noshare vs client-go: e2e: heap/pod kcache/client-go = 0.90, peak RSS = 0.75, initial-list peak heap = 0.90, relist peak heap = 0.75, sync time = 1.00, churn CPU/event kcache/client-go = 0.50, churn heap/pod = 0.92",
+			},
+		},
+		{
+			name:     "no churn phase: no churn rows, the last line as before",
+			results:  []result{res(variant{Lib: "client-go"}, 100, 1000, 2000, 4000, 800, 2), res(variant{Lib: "kcache"}, 100, 400, 1000, 2000, 400, 2.2)},
+			wantLast: "e2e: heap/pod kcache/client-go = 0.40, peak RSS = 0.50, initial-list peak heap = 0.50, relist peak heap = 0.50, sync time = 1.10",
+			notLines: []string{"| churn:"},
+		},
+		{
+			name:      "a variant without a churn result: a dash in its column, no churn ratio",
+			results:   []result{res(variant{Lib: "client-go"}, 100, 1000, 2000, 4000, 800, 2), kc},
+			wantLast:  "e2e: heap/pod kcache/client-go = 0.40, peak RSS = 0.50, initial-list peak heap = 0.50, relist peak heap = 0.50, sync time = 1.10",
+			wantLines: []string{"| churn: CPU per watch event | – | 75.0 µs |"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := writeReport(&b, tt.results); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+			if got := lines[len(lines)-1]; got != tt.wantLast {
+				t.Errorf("last line:\n got %q\nwant %q", got, tt.wantLast)
+			}
+			for _, want := range tt.wantLines {
+				if !slices.Contains(lines, want) {
+					t.Errorf("no line %q in\n%s", want, b.String())
+				}
+			}
+			for _, not := range tt.notLines {
+				for _, l := range lines {
+					if strings.HasPrefix(l, not) {
+						t.Errorf("line %q, want none starting with %q", l, not)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestChurnLine(t *testing.T) {
+	c := churnRun{
+		Churn: e2e.Churn{Rate: 20, Duration: 10 * time.Second, Seed: 1},
+		Stats: e2e.ChurnStats{Updates: 200, Events: 400, Seconds: 10.04},
+	}
+	want := "churn: 200 pod updates asked at 20/s for 10s (seed 1), made in 10.0 s: 400 watch events (each update a server-side apply of labels and annotations, then a status update flipping the Ready condition)"
+	if got := churnLine(c); got != want {
+		t.Errorf("churnLine:\n got %q\nwant %q", got, want)
 	}
 }
 

@@ -30,6 +30,10 @@ type CountingHandler struct {
 	// informer to catch up without waking for every event.
 	progress      chan struct{}
 	progressEvery int64
+
+	// observe, when not nil, is called after each notification is
+	// counted.
+	observe func()
 }
 
 // NewCountingHandler returns a handler expecting addTarget adds and
@@ -55,7 +59,14 @@ func (h *CountingHandler) OnAdd(_ interface{}, _ bool) {
 	if h.adds.Add(1) == h.addTarget {
 		close(h.addsDone)
 	}
+	if h.observe != nil {
+		h.observe()
+	}
 }
+
+// ObserveEach makes the handler call f after it counted each notification
+// (e.g. HeapPeak.Observe); call it before the handler is registered.
+func (h *CountingHandler) ObserveEach(f func()) { h.observe = f }
 
 // ExpectFinal makes WaitFinal wait for n updates whose new object is at
 // resourceVersion minRV or newer: the last version of each of n objects.
@@ -108,10 +119,18 @@ func (h *CountingHandler) OnUpdate(_, newObj interface{}) {
 	if h.finalsDone != nil {
 		h.countFinal(newObj)
 	}
+	if h.observe != nil {
+		h.observe()
+	}
 }
 
 // OnDelete counts a delete.
-func (h *CountingHandler) OnDelete(_ interface{}) { h.deletes.Add(1) }
+func (h *CountingHandler) OnDelete(_ interface{}) {
+	h.deletes.Add(1)
+	if h.observe != nil {
+		h.observe()
+	}
+}
 
 // Updates is the number of updates seen so far.
 func (h *CountingHandler) Updates() int64 { return h.updates.Load() }

@@ -3,6 +3,8 @@ package harness
 import (
 	"runtime"
 	"runtime/metrics"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -86,6 +88,54 @@ func maxFigures(a, b HeapFigures) HeapFigures {
 func (s *Sampler) Stop() HeapFigures {
 	close(s.stop)
 	return <-s.done
+}
+
+// HeapPeak records the highest heap figures read by Observe between Start
+// and Stop. Where a Sampler wakes a goroutine every period, which costs
+// CPU even when nothing happens, a HeapPeak is read by the code that
+// allocates (an event handler, after each notification): it costs a read
+// of runtime/metrics per call and nothing in between, and misses at most
+// what one call allocates.
+type HeapPeak struct {
+	on atomic.Bool // set between Start and Stop
+
+	mu   sync.Mutex // guards read's state and peak
+	read func() HeapFigures
+	peak HeapFigures
+}
+
+// NewHeapPeak returns a stopped HeapPeak of the runtime's heap figures.
+func NewHeapPeak() *HeapPeak {
+	samples := heapSamples()
+	return &HeapPeak{read: func() HeapFigures { return readHeap(samples) }}
+}
+
+// Start resets the peaks to the current figures and makes Observe read.
+func (p *HeapPeak) Start() {
+	p.mu.Lock()
+	p.peak = p.read()
+	p.mu.Unlock()
+	p.on.Store(true)
+}
+
+// Observe reads the heap figures and keeps the highest, between Start and
+// Stop; otherwise it does nothing.
+func (p *HeapPeak) Observe() {
+	if !p.on.Load() {
+		return
+	}
+	p.mu.Lock()
+	p.peak = maxFigures(p.peak, p.read())
+	p.mu.Unlock()
+}
+
+// Stop reads once more, makes Observe do nothing, and returns the peaks.
+func (p *HeapPeak) Stop() HeapFigures {
+	p.on.Store(false)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.peak = maxFigures(p.peak, p.read())
+	return p.peak
 }
 
 // ObjectBytes measures the heap n pods of layout take on their own, each

@@ -45,6 +45,9 @@ type Library struct {
 	// E2E runs the end-to-end program shape against a real API server;
 	// it is meant to run alone in a fresh process.
 	E2E func(ctx context.Context, cfg E2EConfig) (E2EResult, error)
+	// E2EChurn syncs the same informer, then measures it while another
+	// process updates the pods; it is meant to run alone in a fresh process.
+	E2EChurn func(ctx context.Context, cfg ChurnConfig) (ChurnResult, error)
 	// Release drops what the workloads keep between runs (a shared,
 	// filled indexer), before the sections that do not use it.
 	Release func()

@@ -21,13 +21,9 @@ func e2e(ctx context.Context, cfg harness.E2EConfig) (harness.E2EResult, error) 
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	res := harness.E2EResult{Lib: LibName, Pods: cfg.Pods}
-
-	lw := cache.NewListWatchFromClient(cfg.Client, "pods", v1.NamespaceAll, fields.Everything())
-	inf := cache.NewSharedIndexInformer(lw, &v1.Pod{}, 0,
-		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	h := harness.NewCountingHandler(cfg.Pods, cfg.Pods)
-	if _, err := inf.AddEventHandler(h); err != nil {
-		return res, fmt.Errorf("add event handler: %w", err)
+	inf, h, err := e2eInformer(cfg.Client, cfg.Pods, cfg.Pods)
+	if err != nil {
+		return res, err
 	}
 
 	base := harness.SettledHeap()
@@ -38,7 +34,7 @@ func e2e(ctx context.Context, cfg harness.E2EConfig) (harness.E2EResult, error) 
 	start, cpu0 := time.Now(), harness.ProcessCPU()
 	stop := runInformer(ctx, inf)
 	defer stop()
-	err := h.WaitAdds(ctx)
+	err = h.WaitAdds(ctx)
 	res.SyncSeconds = time.Since(start).Seconds()
 	res.SyncCPUSeconds = (harness.ProcessCPU() - cpu0).Seconds()
 	peak := sampler.Stop()
@@ -81,4 +77,43 @@ func e2e(ctx context.Context, cfg harness.E2EConfig) (harness.E2EResult, error) 
 		return res, err
 	}
 	return res, nil
+}
+
+// e2eInformer is the informer every e2e child measures: all pods, the
+// namespace index, and one counting handler expecting adds adds and
+// updates updates.
+func e2eInformer(client cache.Getter, adds, updates int) (cache.SharedIndexInformer, *harness.CountingHandler, error) {
+	lw := cache.NewListWatchFromClient(client, "pods", v1.NamespaceAll, fields.Everything())
+	inf := cache.NewSharedIndexInformer(lw, &v1.Pod{}, 0,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	h := harness.NewCountingHandler(adds, updates)
+	if _, err := inf.AddEventHandler(h); err != nil {
+		return nil, nil, fmt.Errorf("add event handler: %w", err)
+	}
+	return inf, h, nil
+}
+
+// e2eChurn is the churn phase's child: the same informer, synced, then
+// measured by harness.MeasureChurn while another process updates the pods.
+// It should run alone in its process.
+func e2eChurn(ctx context.Context, cfg harness.ChurnConfig) (harness.ChurnResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	res := harness.ChurnResult{Lib: LibName}
+	inf, h, err := e2eInformer(cfg.Client, cfg.Pods, 0)
+	if err != nil {
+		return res, err
+	}
+	peak := harness.NewHeapPeak()
+	h.ObserveEach(peak.Observe)
+	base := harness.SettledHeap()
+	stop := runInformer(ctx, inf)
+	defer stop()
+	if err := h.WaitAdds(ctx); err != nil {
+		return res, fmt.Errorf("initial sync: %w", err)
+	}
+	res, err = harness.MeasureChurn(ctx, cfg, harness.ChurnProbe{
+		Pods: len(inf.GetIndexer().ListKeys()), Delivered: h.Delivered, Peak: peak, Base: base})
+	res.Lib = LibName
+	return res, err
 }

@@ -49,9 +49,10 @@ func Library() harness.Library {
 			{Name: "WriteRate/1reader", Group: harness.GroupWriteRate, Run: writeRate(1)},
 			{Name: "WriteRate/10readers", Group: harness.GroupWriteRate, Run: writeRate(10)},
 		},
-		Memory:  memory,
-		E2E:     e2e,
-		Release: releaseSharedIndexer,
+		Memory:   memory,
+		E2E:      e2e,
+		E2EChurn: e2eChurn,
+		Release:  releaseSharedIndexer,
 	}
 }
 
