@@ -75,6 +75,11 @@ func (s *reflectorScript) note(line string) {
 	s.mu.Lock()
 	s.log = append(s.log, line)
 	s.mu.Unlock()
+	s.signal()
+}
+
+// signal wakes a waitFor.
+func (s *reflectorScript) signal() {
 	select {
 	case s.changed <- struct{}{}:
 	default:
@@ -100,8 +105,11 @@ func (s *reflectorScript) WatchWithContext(ctx context.Context, opts metav1.List
 	s.mu.Lock()
 	s.stream = stream
 	s.watches++
+	// Logged with the count, so that a script that saw the watch counted
+	// also finds its line.
+	s.log = append(s.log, fmt.Sprintf("watch rv=%q", opts.ResourceVersion))
 	s.mu.Unlock()
-	s.note(fmt.Sprintf("watch rv=%q", opts.ResourceVersion))
+	s.signal()
 	return stream, nil
 }
 
