@@ -152,6 +152,9 @@ func (c *controller) RunWithContext(ctx context.Context) {
 		c.config.Queue.Close()
 	})
 	wg.Go(func() { r.RunWithContext(ctx) })
+	if g, ok := c.config.Queue.(sharingGuardRunner); ok {
+		wg.Go(func() { g.runSharingGuard(ctx) })
+	}
 	wait.UntilWithContext(ctx, c.processLoop, time.Second)
 	wg.Wait()
 }
@@ -556,6 +559,7 @@ func newSharingInformerQueue(logger klog.Logger, objectType any, clientState Sto
 	}
 	if sharer != nil {
 		q.ownerTransform, q.valueSharing = transform, true
+		q.guard = newSharingGuard(sharer, clientState, objectType, id, metrics)
 		if !atomicEvents {
 			// Sharing prepares listed objects as they arrive; without
 			// AtomicFIFO a relist still hands on fresh ones, as client-go's.

@@ -24,7 +24,9 @@
 //	              share_walk.go (a new object), share_twin.go (an
 //	              update beside the object it replaces),
 //	              share_unsafe.go (every unsafe operation of the
-//	              walk) and share_informer.go (the informer's switch),
+//	              walk), share_guard.go (the background re-check of
+//	              shared values) and share_informer.go (the
+//	              informer's switch),
 //	              undelta_store.go,
 //	              expiration_cache.go, expiration_cache_fakes.go,
 //	              fake_custom_store.go, mutation_cache.go,

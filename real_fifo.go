@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"iter"
@@ -134,6 +135,9 @@ type RealFIFO struct {
 	// transformer being then ownerTransform followed by the sharing.
 	ownerTransform TransformFunc
 	valueSharing   bool
+	// guard re-checks the shared values of the informer's cache
+	// (share_guard.go); nil without value sharing.
+	guard *sharingGuard
 }
 
 var (
@@ -331,6 +335,9 @@ func (f *RealFIFO) prepareListed(obj interface{}) (interface{}, error) {
 		if err != nil {
 			return nil, err
 		}
+		if f.guard != nil && f.guard.suspect(key) {
+			return out, nil
+		}
 		return reuseCached(f.consumerCache, key, out), nil
 	}
 	out := obj
@@ -347,10 +354,38 @@ func (f *RealFIFO) prepareListed(obj interface{}) (interface{}, error) {
 		return out, nil
 	}
 	key, err := f.keyOf(out)
-	if err != nil {
+	if err != nil || (f.guard != nil && f.guard.suspect(key)) {
 		return out, nil
 	}
 	return reuseCached(f.consumerCache, key, out), nil
+}
+
+// sharingGuardRunner is a queue whose value sharing has a guard to run
+// beside its Reflector (the controller runs it).
+type sharingGuardRunner interface {
+	runSharingGuard(ctx context.Context)
+}
+
+// runSharingGuard runs the guard of the queue's shared values until ctx
+// ends; without value sharing it returns at once.
+func (f *RealFIFO) runSharingGuard(ctx context.Context) {
+	if f.guard != nil {
+		f.guard.run(ctx)
+	}
+}
+
+// relistRequester is a Reflector's store that may ask it to list again.
+type relistRequester interface {
+	relistRequests() <-chan struct{}
+}
+
+// relistRequests delivers the guard's requests for a relist (nil without
+// value sharing: no request ever comes).
+func (f *RealFIFO) relistRequests() <-chan struct{} {
+	if f.guard == nil {
+		return nil
+	}
+	return f.guard.relist
 }
 
 // preparesListed is true with AtomicEvents, whose Replace queues the whole

@@ -147,7 +147,10 @@ type streamReader struct {
 	// abort delivers a failed resync, which ends a live watch; nil while
 	// streaming a list.
 	abort <-chan error
-	start time.Time
+	// relist delivers a request of the store to list again (a shared value
+	// changed in the cache, share_guard.go), which ends a live watch.
+	relist <-chan struct{}
+	start  time.Time
 
 	// pastSynthetic turns true at the first event that is not ADDED: from
 	// then on the events follow resource-version order.
@@ -203,6 +206,8 @@ func (s *streamReader) next(idle <-chan time.Time) (end streamEnd, activity bool
 		return endStopped, false, nil
 	case err := <-s.abort:
 		return endFailed, false, err
+	case <-s.relist:
+		return endFailed, false, errRelistRequested
 	case <-idle:
 		return endNoEndBookmark, false, nil
 	case ev, ok := <-s.w.ResultChan():
@@ -219,6 +224,9 @@ func (s *streamReader) next(idle <-chan time.Time) (end streamEnd, activity bool
 		return 0, true, nil
 	}
 }
+
+// errRelistRequested ends a live watch whose store asked for a relist.
+var errRelistRequested = errors.New("the store asked for a relist")
 
 // closedError is the error of a stream the server closed.
 func (s *streamReader) closedError() error {
@@ -392,6 +400,9 @@ func (r *Reflector) stepWatch(ctx context.Context, c *listWatchCycle) stepResult
 	}
 	defer w.Stop()
 	reader := streamReader{r: r, ctx: ctx, w: w, sink: r.store, phase: phaseLive, publishRV: publishRV, abort: c.resyncErrs, start: start}
+	if rr, ok := r.store.(relistRequester); ok {
+		reader.relist = rr.relistRequests()
+	}
 	end, err := reader.run()
 	c.internalErrors.After(err)
 	switch {
@@ -402,6 +413,9 @@ func (r *Reflector) stepWatch(ctx context.Context, c *listWatchCycle) stepResult
 	case isShardMoved(err):
 		logger.V(4).Info("Watch closed: the shard moved", "reflector", r.name, "type", r.typeDescription)
 		return stepResult{outcome: outcomeRelistNow, reason: "shard moved"}
+	case errors.Is(err, errRelistRequested):
+		logger.V(2).Info("Watch closed to list again: a shared value changed in the cache", "reflector", r.name, "type", r.typeDescription)
+		return stepResult{outcome: outcomeRelistNow, reason: "shared value changed"}
 	case isExpiredError(err):
 		logger.V(4).Info("Watch closed", "reflector", r.name, "type", r.typeDescription, "err", err)
 		return stepResult{outcome: outcomeCycleDone, reason: "resource version expired"}

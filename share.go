@@ -117,14 +117,18 @@ type shareStripe struct {
 	table map[uint64]shareEntry
 	// peak is the most entries table held since it was last rebuilt.
 	peak int
-	// drop is the cleanup of this stripe's values, made once.
-	drop func(uint64)
+	// dropped is the cleanup of this stripe's values, made once.
+	dropped func(uint64)
 }
 
-// shareEntry is a shared value and the key it was kept under.
+// shareEntry is a shared value, the key it was kept under, and what the
+// guard (share_guard.go) needs to hash it again: its plan (nil for a
+// string) and the depth it was found at.
 type shareEntry struct {
-	key shareKey
-	p   weak.Pointer[byte]
+	key   shareKey
+	plan  *typePlan
+	depth int
+	p     weak.Pointer[byte]
 }
 
 // shareKey identifies a value by its type (the ID of its plan; 0 for every
@@ -200,7 +204,7 @@ func newValueSharer() *valueSharer {
 	for i := range s.stripes {
 		st := &s.stripes[i]
 		st.table = make(map[uint64]shareEntry)
-		st.drop = st.dropDead
+		st.dropped = st.dropDead
 	}
 	return s
 }
@@ -216,19 +220,42 @@ func (st *shareStripe) lookup(key shareKey) *byte {
 	return e.p.Value()
 }
 
-// insert makes p the shared value for key unless a live one is there (a
-// collision: the first stays). When p is no longer used, its entry goes
-// (dropDead).
-func (st *shareStripe) insert(key shareKey, p *byte) {
+// insert makes p, of plan's type (nil: a string) found at depth, the
+// shared value for key unless a live one is there (a collision: the first
+// stays). When p is no longer used, its entry goes (dropDead).
+func (st *shareStripe) insert(key shareKey, plan *typePlan, depth int, p *byte) {
 	k := key.fold()
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if old, ok := st.table[k]; ok && old.p.Value() != nil {
 		return
 	}
-	st.table[k] = shareEntry{key: key, p: weak.Make(p)}
+	st.table[k] = shareEntry{key: key, plan: plan, depth: depth, p: weak.Make(p)}
 	st.peak = max(st.peak, len(st.table))
-	runtime.AddCleanup(p, st.drop, k)
+	runtime.AddCleanup(p, st.dropped, k)
+}
+
+// drop removes the entry e from the table, if it is still there.
+func (st *shareStripe) drop(e shareEntry) {
+	k := e.key.fold()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if cur, ok := st.table[k]; ok && cur.p == e.p {
+		delete(st.table, k)
+	}
+}
+
+// snapshot appends the stripe's entries of values other than strings to
+// out.
+func (st *shareStripe) snapshot(out []shareEntry) []shareEntry {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, e := range st.table {
+		if e.plan != nil {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // shrinkBelow is the fraction of its peak a stripe's table shrinks to

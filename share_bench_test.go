@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"runtime"
 	"testing"
 
@@ -58,4 +59,33 @@ func BenchmarkValueSharer_Pods(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*pods), "ns/pod")
 		})
 	}
+}
+
+// BenchmarkSharingGuard_Round times one round of the guard (share_guard.go)
+// over the table of an informer holding 20,000 pods of 100 ReplicaSets:
+// ns/op is the time to check every shared value once; the guard, spending
+// guardBudget of one core, covers the table in ns/op / guardBudget.
+func BenchmarkSharingGuard_Round(b *testing.B) {
+	const pods = 20000
+	s := newValueSharer()
+	store := NewStore(MetaNamespaceKeyFunc)
+	for i := range pods {
+		if err := store.Add(shareCopy(s, sharePod(i/200, i))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	g := newSharingGuard(s, store, &v1.Pod{}, InformerNameAndResource{}, nil)
+	var entries []shareEntry
+	for i := range s.stripes {
+		entries = s.stripes[i].snapshot(entries)
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		if n := g.round(ctx); n != 0 {
+			b.Fatalf("%d values reported changed", n)
+		}
+	}
+	b.ReportMetric(float64(len(entries)), "values")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(entries)), "ns/value")
+	b.ReportMetric(float64(b.Elapsed().Seconds())/float64(b.N)/guardBudget, "s-to-cover")
 }

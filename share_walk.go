@@ -253,7 +253,7 @@ func (s *valueSharer) intern(at position, str string, h uint64) (canon string, c
 	// The table refers only to memory it made itself, never to the
 	// input's.
 	own := strings.Clone(str)
-	st.insert(key, (*byte)(stringData(own)))
+	st.insert(key, nil, 0, (*byte)(stringData(own)))
 	return own, true
 }
 
@@ -278,7 +278,7 @@ func (w *walker) walkPointer(plan *typePlan, a addr, at position, depth, fr int,
 	}
 	child := w.push(p, plan.elem.t, -1)
 	h := mix(hashPtrSeed, w.walkValue(plan.elem, p, at.unlooked(), depth+1, true, child, need || on))
-	w.keep(plan, on, at, h, p, w.pop(child), 0, fr, a)
+	w.keep(plan, on, at, h, p, w.pop(child), 0, fr, a, depth)
 	return h
 }
 
@@ -301,7 +301,7 @@ func (w *walker) walkSlice(plan *typePlan, a addr, at position, depth, fr int, n
 		}
 		h := w.s.hashSlice(plan, hdr, depth, true)
 		if !w.found(plan, at, h, fr, a, hdr.data, n, hdr.cap == n) {
-			w.keep(plan, true, at, h, hdr.data, nil, n, fr, a)
+			w.keep(plan, true, at, h, hdr.data, nil, n, fr, a, depth)
 		}
 		return h
 	}
@@ -316,7 +316,7 @@ func (w *walker) walkSlice(plan *typePlan, a addr, at position, depth, fr int, n
 	for i := range n {
 		h = mix(h, w.walkValue(plan.elem, offset(hdr.data, uintptr(i)*plan.elem.size), elem, depth+1, true, child, need || on))
 	}
-	w.keep(plan, on, at, h, hdr.data, w.pop(child), n, fr, a)
+	w.keep(plan, on, at, h, hdr.data, w.pop(child), n, fr, a, depth)
 	return h
 }
 
@@ -358,14 +358,14 @@ func (w *walker) found(plan *typePlan, at position, h uint64, fr int, a, p addr,
 // becomes the shared one for those to come (a copy of orig when c is nil:
 // the table refers only to memory the cache made); the value a is to
 // hold, when it is not orig, is written in frame fr's copy.
-func (w *walker) keep(plan *typePlan, on bool, at position, h uint64, orig, c addr, n, fr int, a addr) {
+func (w *walker) keep(plan *typePlan, on bool, at position, h uint64, orig, c addr, n, fr int, a addr, depth int) {
 	if on {
 		at.site.record(false)
 		if c == nil {
 			c = copyReferred(plan, orig, n)
 		}
 		key := shareKey{plan: plan.id, pos: at.path, hash: h, n: n}
-		w.s.stripeFor(key.fold()).insert(key, (*byte)(c))
+		w.s.stripeFor(key.fold()).insert(key, plan, depth, (*byte)(c))
 	}
 	if c != nil {
 		w.replace(plan, fr, a, c, n)
@@ -426,7 +426,7 @@ func (w *walker) walkMap(plan *typePlan, a addr, at position, depth, fr int, nee
 	} else {
 		c = w.shareEntries(plan, m, at, depth)
 	}
-	w.keep(plan, on, at, h, m, c, n, fr, a)
+	w.keep(plan, on, at, h, m, c, n, fr, a, depth)
 	return h
 }
 

@@ -13,7 +13,10 @@
 #   4. with --feature-gates=ShardedListAndWatch=true, so that the API server
 #      filters sharded lists and watches: the sharding tests again (phase 1
 #      runs them with the gate off, where the library filters on the
-#      client).
+#      client);
+#   5. the sharing guard's test (guard_test.go), built without -race: a
+#      handler writes into a cached object on purpose, the data race the
+#      guard exists to find and repair, which -race would report instead.
 #
 # Opt-in phase shard-bench (INTEGRATION_PHASES=shard-bench): with the same
 # gate, BenchmarkShardedReplicas (per-replica heap, CPU and bytes for 1, 2
@@ -25,7 +28,7 @@
 # so and where the details are. Exit status: 0 if every phase passed.
 #
 # Environment: GO (default go), INTEGRATION_RUN (a -run regexp to narrow
-# phase 1), INTEGRATION_PHASES (default "1 2 3 4"), KCACHE_SHARD_PODS (pods
+# phase 1), INTEGRATION_PHASES (default "1 2 3 4 5"), KCACHE_SHARD_PODS (pods
 # the sharding test and benchmark create; default here 3000, which keeps
 # the two sharding runs near two minutes on two cores; the proof
 # uses 10000, the test's own default).
@@ -36,7 +39,7 @@ ROOT=$(dirname "$HERE")
 KAS=$ROOT/kas/run.sh
 GO=${GO:-go}
 LOGS=$HERE/.logs
-PHASES=${INTEGRATION_PHASES:-1 2 3 4}
+PHASES=${INTEGRATION_PHASES:-1 2 3 4 5}
 SHARD_GATE=--feature-gates=ShardedListAndWatch=true
 export KCACHE_SHARD_PODS=${KCACHE_SHARD_PODS:-3000}
 
@@ -129,6 +132,7 @@ for p in $PHASES; do
       '^(TestRestartMidChurn|TestMissedDeletesBecomeTombstones|TestWatchListClientGate|TestInformerVariants)$' ;;
     3) adoption_phase ;;
     4) phase sharded "$SHARD_GATE" '^(TestShardedReplicas|TestShardRebalance|TestShardBadInput)$' ;;
+    5) phase guard "" '^TestSharingGuardRepairsAHandlersWrite$' -p=1 ;;
     shard-bench) phase shard-bench "$SHARD_GATE" '^$' -bench '^BenchmarkShardedReplicas$' -benchtime 1x ;;
     *) say "unknown phase $p"; false ;;
   esac
