@@ -2,7 +2,7 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: test lint overlay overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench
+.PHONY: bench-guard test lint overlay overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench
 
 test: fmt-check vet lint unit bench-smoke compat clientgo-test membership-test examples-test bench-smoke-compare overlay-test integration ecosystem-smoke bench-e2e-quick
 
@@ -122,6 +122,18 @@ bench-smoke-compare:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# bench-guard times a round of the sharing guard over 20,000 pods
+# (BenchmarkSharingGuard_Round: ns per value, values, seconds to cover
+# the table at the guard's budget) and writes the output under a header to
+# bench/results/guard-<UTC>.txt.
+bench-guard:
+	@mkdir -p bench/results; f=bench/results/guard-$$(date -u +%Y%m%dT%H%M%SZ).txt; \
+	cmd="$(GO) test -run '^$$' -bench '^BenchmarkSharingGuard_Round$$' -benchmem -count=5 ."; \
+	{ echo "# make bench-guard result"; echo "command: $$cmd"; echo "date:    $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; \
+	  echo "machine: $$(uname -a)"; echo "cpus:    $$(nproc)"; echo "go:      $$($(GO) version)"; \
+	  echo "commit:  $$(git rev-parse HEAD 2>/dev/null)"; echo; \
+	  $(GO) test -run '^$$' -bench '^BenchmarkSharingGuard_Round$$' -benchmem -count=5 .; } 2>&1 | tee $$f
 
 bench-smoke:
 	$(GO) test -run '^$$' -bench . -benchtime=1x $(PKGS)
