@@ -87,5 +87,5 @@ func BenchmarkSharingGuard_Round(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(entries)), "values")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(entries)), "ns/value")
-	b.ReportMetric(float64(b.Elapsed().Seconds())/float64(b.N)/guardBudget, "s-to-cover")
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/guardBudget, "s-to-cover")
 }

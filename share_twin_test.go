@@ -128,3 +128,69 @@ func TestWithValueSharing_UpdateComparedWithCached(t *testing.T) {
 		t.Error("the update's content changed")
 	}
 }
+
+// An update of an unstructured object takes, inside its content maps, the
+// cached object's maps and strings wherever they are equal, under the
+// same keys; what changed stays the update's own.
+func TestValueSharer_UnstructuredUpdateTakesEqualEntries(t *testing.T) {
+	mk := func(rv, phase string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "example.com/v1", "kind": "Thing",
+			"metadata": map[string]interface{}{"namespace": "ns", "name": "a", "resourceVersion": rv,
+				"labels": map[string]interface{}{"app": "web"}},
+			"spec":   map[string]interface{}{"replicas": int64(3), "template": map[string]interface{}{"image": "registry/web:1"}},
+			"status": map[string]interface{}{"phase": phase},
+		}}
+	}
+	s := newValueSharer()
+	cached := shareObj(s, mk("1", "Pending"))
+	want := mk("2", "Running")
+	in := mk("2", "Running")
+	out := s.shareLike(in, cached).(*unstructured.Unstructured)
+	if !reflect.DeepEqual(out, want) || !reflect.DeepEqual(in, want) || !reflect.DeepEqual(cached, mk("1", "Pending")) {
+		t.Fatal("content changed, or the update or cached object was written")
+	}
+	mapOf := func(u *unstructured.Unstructured, keys ...string) map[string]interface{} {
+		m := u.Object
+		for _, k := range keys {
+			m = m[k].(map[string]interface{})
+		}
+		return m
+	}
+	checks := []struct {
+		name string
+		one  bool
+		want bool
+	}{
+		{"spec is the cached map", sameMap(mapOf(out, "spec"), mapOf(cached, "spec")), true},
+		{"labels are the cached map", sameMap(mapOf(out, "metadata", "labels"), mapOf(cached, "metadata", "labels")), true},
+		{"status is the update's", sameMap(mapOf(out, "status"), mapOf(in, "status")), true},
+		{"metadata is a new map", sameMap(mapOf(out, "metadata"), mapOf(cached, "metadata")) || sameMap(mapOf(out, "metadata"), mapOf(in, "metadata")), false},
+	}
+	for _, c := range checks {
+		if c.one != c.want {
+			t.Errorf("%s: %v, want %v", c.name, c.one, c.want)
+		}
+	}
+}
+
+// An update whose slice grew takes the cached object's elements at the
+// same indexes where they are equal (a managedFields entry added).
+func TestValueSharer_UpdateOfALongerSliceTakesEqualElements(t *testing.T) {
+	s := newValueSharer()
+	cached := shareObj(s, sharePod(1, 7))
+	in := sharePod(1, 7)
+	in.ResourceVersion = "2"
+	in.ManagedFields = append(in.ManagedFields, in.ManagedFields[0])
+	in.ManagedFields[1].Manager = "kubelet"
+	out := s.shareLike(in, cached).(*v1.Pod)
+	if !reflect.DeepEqual(out, in) {
+		t.Fatal("content changed")
+	}
+	if out.ManagedFields[0].FieldsV1 != cached.ManagedFields[0].FieldsV1 || out.ManagedFields[0].Time != cached.ManagedFields[0].Time {
+		t.Error("the first entry's parts are not the cached ones")
+	}
+	if len(out.ManagedFields) != 2 || out.ManagedFields[1].Manager != "kubelet" {
+		t.Errorf("managedFields = %+v", out.ManagedFields)
+	}
+}
