@@ -97,10 +97,17 @@ ecosystem-smoke:
 
 # bench-compare runs the same workloads against client-go v0.37.2 and
 # kcache, alternating rounds in one process, and prints a markdown table of
-# medians and ratios (about 6 minutes on 2 cores; add ARGS=-quick for a
+# medians and ratios, also written under a header to
+# bench/results/compare-<UTC>.txt (about 6 minutes on 2 cores; add ARGS=-quick for a
 # one-minute smoke run).
 bench-compare:
-	cd bench && $(GO) run ./cmd/compare $(ARGS)
+	@mkdir -p bench/results; f=bench/results/compare-$$(date -u +%Y%m%dT%H%M%SZ).txt; \
+	{ echo "# make bench-compare result"; echo "command: cd bench && $(GO) run ./cmd/compare $(ARGS)"; \
+	  echo "date:    $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; echo "machine: $$(uname -a)"; echo "cpus:    $$(nproc)"; \
+	  echo "go:      $$($(GO) version)"; echo "commit:  $$(git rev-parse HEAD 2>/dev/null)"; echo; \
+	  cd bench && $(GO) run ./cmd/compare $(ARGS); } 2>&1 | tee $$f
+bench-compare: SHELL := /bin/bash
+bench-compare: .SHELLFLAGS := -o pipefail -c
 
 # bench-e2e measures informer memory on a real kube-apiserver (kas/):
 # client-go v0.37.2 against kcache, one child process each, 20,000 realistic
