@@ -224,3 +224,43 @@ func TestSharingGuard_QuietOnUnchangedValues(t *testing.T) {
 		t.Fatal("the guard did not stop with its context")
 	}
 }
+
+// guardMetrics is an InformerMetricsProvider that also counts changed
+// shared values.
+type guardMetrics struct {
+	noopInformerMetricsProvider
+	changed *countingMetric
+}
+
+type countingMetric struct{ n int }
+
+func (c *countingMetric) Inc() { c.n++ }
+
+func (m guardMetrics) NewSharedValueChangedMetric(InformerNameAndResource) CounterMetric {
+	return m.changed
+}
+
+// A changed shared value is counted by a SharedValueMetricsProvider, for
+// an informer with a registered name.
+func TestSharingGuard_CountsChangedValues(t *testing.T) {
+	name, err := NewInformerName("guard-metrics-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(name.Release)
+	id := name.WithResource(v1.SchemeGroupVersion.WithResource("pods"))
+	s := newValueSharer()
+	store := NewStore(MetaNamespaceKeyFunc)
+	for i := range 3 {
+		if err := store.Add(shareCopy(s, safetyPod("web", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	metrics := guardMetrics{changed: &countingMetric{}}
+	g := newSharingGuard(s, store, &v1.Pod{}, id, metrics)
+	obj, _, _ := store.GetByKey("ns/web-0")
+	obj.(*v1.Pod).Labels["tier"] = "x"
+	if n := g.round(klog.NewContext(context.Background(), klog.Background().V(10))); n != 1 || metrics.changed.n != 1 {
+		t.Errorf("round found %d, counter %d; want 1 and 1", n, metrics.changed.n)
+	}
+}
