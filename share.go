@@ -121,12 +121,10 @@ type shareStripe struct {
 	dropped func(uint64)
 }
 
-// shareEntry is a shared value, the key it was kept under, and what the
-// guard (share_guard.go) needs to hash it again: its plan (nil for a
-// string) and the depth it was found at.
+// shareEntry is a shared value, the key it was kept under, and the depth
+// it was found at, which the guard (share_guard.go) needs to hash it again.
 type shareEntry struct {
 	key   shareKey
-	plan  *typePlan
 	depth int
 	p     weak.Pointer[byte]
 }
@@ -220,17 +218,17 @@ func (st *shareStripe) lookup(key shareKey) *byte {
 	return e.p.Value()
 }
 
-// insert makes p, of plan's type (nil: a string) found at depth, the
-// shared value for key unless a live one is there (a collision: the first
-// stays). When p is no longer used, its entry goes (dropDead).
-func (st *shareStripe) insert(key shareKey, plan *typePlan, depth int, p *byte) {
+// insert makes p, found at depth, the shared value for key unless a live
+// one is there (a collision: the first stays). When p is no longer used,
+// its entry goes (dropDead).
+func (st *shareStripe) insert(key shareKey, depth int, p *byte) {
 	k := key.fold()
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if old, ok := st.table[k]; ok && old.p.Value() != nil {
 		return
 	}
-	st.table[k] = shareEntry{key: key, plan: plan, depth: depth, p: weak.Make(p)}
+	st.table[k] = shareEntry{key: key, depth: depth, p: weak.Make(p)}
 	st.peak = max(st.peak, len(st.table))
 	runtime.AddCleanup(p, st.dropped, k)
 }
@@ -251,7 +249,7 @@ func (st *shareStripe) snapshot(out []shareEntry) []shareEntry {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for _, e := range st.table {
-		if e.plan != nil {
+		if e.key.plan != 0 {
 			out = append(out, e)
 		}
 	}

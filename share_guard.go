@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -81,8 +80,6 @@ type sharingGuard struct {
 	// value, which the next list must not take from the cache.
 	mu       sync.Mutex
 	suspects map[string]bool
-	// found counts changed values (tests read it).
-	found atomic.Int64
 }
 
 func newSharingGuard(s *valueSharer, cache Store, objectType any, id InformerNameAndResource, metrics InformerMetricsProvider) *sharingGuard {
@@ -109,12 +106,13 @@ func (g *sharingGuard) run(ctx context.Context) {
 	var batch []shareEntry
 	for {
 		roundStart := time.Now()
+		plans := g.s.plansByID()
 		for i := range g.s.stripes {
 			batch = g.s.stripes[i].snapshot(batch[:0])
 			for len(batch) > 0 {
 				n := min(len(batch), guardBatch)
 				start := time.Now()
-				g.check(ctx, batch[:n])
+				g.check(ctx, batch[:n], plans)
 				clear(batch[:n])
 				batch = batch[n:]
 				if !g.pause(ctx, time.Duration(float64(time.Since(start))*(1/guardBudget-1))) {
@@ -155,45 +153,60 @@ func (g *sharingGuard) pause(ctx context.Context, d time.Duration) bool {
 // round checks every shared value once, without pausing, and returns how
 // many it found changed.
 func (g *sharingGuard) round(ctx context.Context) int {
-	before := g.found.Load()
+	plans := g.s.plansByID()
+	found := 0
 	var batch []shareEntry
 	for i := range g.s.stripes {
 		batch = g.s.stripes[i].snapshot(batch[:0])
-		g.check(ctx, batch)
+		found += g.check(ctx, batch, plans)
 	}
-	return int(g.found.Load() - before)
+	return found
 }
 
-// check hashes the values of entries again and repairs those that changed.
-func (g *sharingGuard) check(ctx context.Context, entries []shareEntry) {
+// plansByID returns the sharer's plans by their IDs, the type half of the
+// table's keys.
+func (s *valueSharer) plansByID() map[uint64]*typePlan {
+	byID := map[uint64]*typePlan{}
+	s.plans.Range(func(_, p any) bool {
+		byID[p.(*typePlan).id] = p.(*typePlan)
+		return true
+	})
+	return byID
+}
+
+// check hashes the values of entries (of the types plans give) again,
+// repairs those that changed and returns how many did.
+func (g *sharingGuard) check(ctx context.Context, entries []shareEntry, plans map[uint64]*typePlan) int {
+	found := 0
 	for _, e := range entries {
-		v := e.p.Value()
-		if v == nil || g.s.contentHash(e, addr(v)) == e.key.hash {
+		v, plan := e.p.Value(), plans[e.key.plan]
+		if v == nil || plan == nil || g.s.contentHash(e, plan, addr(v)) == e.key.hash {
 			continue
 		}
-		g.repair(ctx, e, addr(v))
+		found++
+		g.repair(ctx, e, plan, addr(v))
 	}
+	return found
 }
 
-// contentHash hashes the shared value v of entry e as the walk hashed it
-// when it was shared.
-func (s *valueSharer) contentHash(e shareEntry, v addr) uint64 {
-	switch e.plan.kind {
+// contentHash hashes the shared value v of entry e, of plan's type, as the
+// walk hashed it when it was shared.
+func (s *valueSharer) contentHash(e shareEntry, plan *typePlan, v addr) uint64 {
+	switch plan.kind {
 	case reflect.Pointer:
-		return mix(hashPtrSeed, s.hashValue(e.plan.elem, v, e.depth+1, true))
+		return mix(hashPtrSeed, s.hashValue(plan.elem, v, e.depth+1, true))
 	case reflect.Slice:
-		return s.hashSlice(e.plan, sliceHeader{data: v, len: e.key.n, cap: e.key.n}, e.depth, true)
+		return s.hashSlice(plan, sliceHeader{data: v, len: e.key.n, cap: e.key.n}, e.depth, true)
 	}
-	return mix(hashMapSeed, s.hashEntries(e.plan, v, e.depth))
+	return mix(hashMapSeed, s.hashEntries(plan, v, e.depth))
 }
 
-// repair takes the changed value v of entry e out of the table, finds the
-// cached objects sharing it, reports it and asks for a relist that takes
-// none of them from the cache.
-func (g *sharingGuard) repair(ctx context.Context, e shareEntry, v addr) {
-	g.found.Add(1)
+// repair takes the changed value v of entry e (of plan's type) out of the
+// table, finds the cached objects sharing it, reports it and asks for a
+// relist that takes none of them from the cache.
+func (g *sharingGuard) repair(ctx context.Context, e shareEntry, plan *typePlan, v addr) {
 	g.s.stripeFor(e.key.fold()).drop(e)
-	keys, path := g.holders(e.plan.kind, v)
+	keys, path := g.holders(plan.kind, v)
 	g.mu.Lock()
 	for _, k := range keys {
 		g.suspects[k] = true
@@ -201,7 +214,7 @@ func (g *sharingGuard) repair(ctx context.Context, e shareEntry, v addr) {
 	g.mu.Unlock()
 	g.changed.Inc()
 	klog.FromContext(ctx).Error(errSharedValueChanged, "A cached object was modified: a value its informer shares changed after it was cached; listing again to repair the cache",
-		"type", g.objectType, "fieldPath", path, "objects", len(keys), "valueType", e.plan.t.String())
+		"type", g.objectType, "fieldPath", path, "objects", len(keys), "valueType", plan.t.String())
 	select {
 	case g.relist <- struct{}{}:
 	default:

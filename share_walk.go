@@ -253,7 +253,7 @@ func (s *valueSharer) intern(at position, str string, h uint64) (canon string, c
 	// The table refers only to memory it made itself, never to the
 	// input's.
 	own := strings.Clone(str)
-	st.insert(key, nil, 0, (*byte)(stringData(own)))
+	st.insert(key, 0, (*byte)(stringData(own)))
 	return own, true
 }
 
@@ -365,7 +365,7 @@ func (w *walker) keep(plan *typePlan, on bool, at position, h uint64, orig, c ad
 			c = copyReferred(plan, orig, n)
 		}
 		key := shareKey{plan: plan.id, pos: at.path, hash: h, n: n}
-		w.s.stripeFor(key.fold()).insert(key, plan, depth, (*byte)(c))
+		w.s.stripeFor(key.fold()).insert(key, depth, (*byte)(c))
 	}
 	if c != nil {
 		w.replace(plan, fr, a, c, n)
