@@ -36,10 +36,9 @@ import (
 
 // guardBudget is the share of one core the guard spends at most: after
 // checking a batch it pauses (1/guardBudget - 1) times as long as the batch
-// took. At a quarter of a percent, an informer receiving a hundred updates
-// a second spends on its guard a few percent of what it spends on them
-// (make bench-e2e's churn phase), and covers 20,000 pods in seconds (make
-// bench-guard).
+// took. Chosen against make bench-e2e's churn phase (the guard's share of
+// an informer's CPU; at 1% it was a large part of a slowly churning one)
+// and make bench-guard (the time to cover the table at this budget).
 const guardBudget = 0.0025
 
 // guardBatch is how many values the guard checks between pauses, and
