@@ -535,11 +535,12 @@ func newInformerQueue(logger klog.Logger, objectType any, clientState Store, tra
 // newSharingInformerQueue is newInformerQueue with the value sharer to use
 // (nil: none).
 func newSharingInformerQueue(logger klog.Logger, objectType any, clientState Store, transform TransformFunc, id InformerNameAndResource, metrics InformerMetricsProvider, sharer *valueSharer) Queue {
+	compactor := newUpdateCompactor(sharer, clientState)
 	opts := RealFIFOOptions{
 		Logger:          &logger,
 		Name:            fmt.Sprintf("RealFIFO %T", objectType),
 		KeyFunction:     MetaNamespaceKeyFunc,
-		Transformer:     withValueSharing(transform, sharer, clientState),
+		Transformer:     withValueSharing(transform, sharer, clientState, compactor),
 		Identifier:      id,
 		MetricsProvider: metrics,
 	}
@@ -560,6 +561,7 @@ func newSharingInformerQueue(logger klog.Logger, objectType any, clientState Sto
 	if sharer != nil {
 		q.ownerTransform, q.valueSharing = transform, true
 		q.guard = newSharingGuard(sharer, clientState, objectType, id, metrics)
+		q.compactor = compactor
 		if !atomicEvents {
 			// Sharing prepares listed objects as they arrive; without
 			// AtomicFIFO a relist still hands on fresh ones, as client-go's.

@@ -136,8 +136,11 @@ type RealFIFO struct {
 	ownerTransform TransformFunc
 	valueSharing   bool
 	// guard re-checks the shared values of the informer's cache
-	// (share_guard.go); nil without value sharing.
-	guard *sharingGuard
+	// (share_guard.go), and compactor shares the parts of its updated
+	// objects once they are quiet (share_compact.go); nil without value
+	// sharing.
+	guard     *sharingGuard
+	compactor *updateCompactor
 }
 
 var (
@@ -366,12 +369,18 @@ type sharingGuardRunner interface {
 	runSharingGuard(ctx context.Context)
 }
 
-// runSharingGuard runs the guard of the queue's shared values until ctx
-// ends; without value sharing it returns at once.
+// runSharingGuard runs the guard of the queue's shared values and the
+// compactor of its updates until ctx ends; without value sharing it
+// returns at once.
 func (f *RealFIFO) runSharingGuard(ctx context.Context) {
+	var wg sync.WaitGroup
+	if f.compactor != nil {
+		wg.Go(func() { f.compactor.run(ctx) })
+	}
 	if f.guard != nil {
 		f.guard.run(ctx)
 	}
+	wg.Wait()
 }
 
 // relistRequester is a Reflector's store that may ask it to list again.

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
@@ -47,8 +48,10 @@ func parseShareSwitch(raw string) (bool, error) {
 // transform (which may be nil), then the sharing of the result's parts with
 // the objects already cached, when sharing is on. cached, if not nil, is
 // the informer's store: an object that replaces one cached under its key
-// is compared with that one first (share_twin.go).
-func withValueSharing(transform TransformFunc, sharer *valueSharer, cached KeyGetter) TransformFunc {
+// is compared with that one (share_twin.go), later by compactor when there
+// is one (share_compact.go; the object is then cached as it is for now),
+// at once otherwise.
+func withValueSharing(transform TransformFunc, sharer *valueSharer, cached KeyGetter, compactor *updateCompactor) TransformFunc {
 	if sharer == nil {
 		return transform
 	}
@@ -60,28 +63,33 @@ func withValueSharing(transform TransformFunc, sharer *valueSharer, cached KeyGe
 			}
 			obj = out
 		}
-		return shareCopyLike(sharer, obj, cachedTwin(cached, obj)), nil
+		key, twin := cachedTwin(cached, obj)
+		if twin != nil && compactor != nil {
+			compactor.note(key, twin, time.Now())
+			return obj, nil
+		}
+		return shareCopyLike(sharer, obj, twin), nil
 	}
 }
 
-// cachedTwin returns the object cached under obj's key, or nil.
-func cachedTwin(cached KeyGetter, obj interface{}) interface{} {
+// cachedTwin returns obj's key and the object cached under it, or nil.
+func cachedTwin(cached KeyGetter, obj interface{}) (string, interface{}) {
 	if cached == nil {
-		return nil
+		return "", nil
 	}
 	// A nil pointer is left to panic where client-go's would, later.
 	if v := reflect.ValueOf(obj); v.Kind() != reflect.Pointer || v.IsNil() {
-		return nil
+		return "", nil
 	}
 	key, err := MetaNamespaceKeyFunc(obj)
 	if err != nil {
-		return nil
+		return "", nil
 	}
 	twin, exists, err := cached.GetByKey(key)
 	if err != nil || !exists {
-		return nil
+		return "", nil
 	}
-	return twin
+	return key, twin
 }
 
 // shareCopy returns the object the cache keeps for obj: obj with its parts

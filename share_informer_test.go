@@ -28,7 +28,7 @@ func TestWithValueSharing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tf := withValueSharing(tt.transform, tt.sharer, nil)
+			tf := withValueSharing(tt.transform, tt.sharer, nil, nil)
 			if tf == nil {
 				if tt.wantShare || tt.transform != nil {
 					t.Fatal("no transform returned")
@@ -116,7 +116,7 @@ func TestShareCopy_SameInputsConcurrently(t *testing.T) {
 	outs := [2][]*v1.Pod{make([]*v1.Pod, n), make([]*v1.Pod, n)}
 	var wg sync.WaitGroup
 	for inf := range outs {
-		tf := withValueSharing(nil, sharer, nil)
+		tf := withValueSharing(nil, sharer, nil, nil)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -472,7 +472,7 @@ func TestValueSharing_MemoryReturned(t *testing.T) {
 	const n = 10000
 	run := func(sharer *valueSharer) uint64 {
 		store := NewStore(MetaNamespaceKeyFunc)
-		tf := withValueSharing(func(obj interface{}) (interface{}, error) { return obj, nil }, sharer, store)
+		tf := withValueSharing(func(obj interface{}) (interface{}, error) { return obj, nil }, sharer, store, nil)
 		// The baseline is a warm informer: its plans, made by the first
 		// object, stay as long as it runs.
 		if _, err := tf(safetyPod("warm", 0)); err != nil {

@@ -106,7 +106,7 @@ func TestValueSharer_UpdateAnyTwin(t *testing.T) {
 func TestWithValueSharing_UpdateComparedWithCached(t *testing.T) {
 	s := newValueSharer()
 	store := NewStore(MetaNamespaceKeyFunc)
-	tf := withValueSharing(nil, s, store)
+	tf := withValueSharing(nil, s, store, nil)
 	first, err := tf(sharePod(1, 3))
 	if err != nil {
 		t.Fatal(err)

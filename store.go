@@ -192,6 +192,11 @@ func (c *cache) GetByKey(key string) (item interface{}, exists bool, err error) 
 	return item, exists, nil
 }
 
+// swapIfHeld is the storage's swapIfHeld (share_compact.go).
+func (c *cache) swapIfHeld(key string, held, equal interface{}) bool {
+	return c.storage.swapIfHeld(key, held, equal)
+}
+
 // Replace swaps the content for list, observed at resourceVersion. If any
 // object has no key or fails the transform, nothing changes. Index function
 // failures still store the objects and are returned.

@@ -180,6 +180,21 @@ func (c *threadSafeMap) put(key string, obj interface{}) {
 	}
 }
 
+// swapIfHeld puts equal under key if the store holds held there (the same
+// pointer) and reports whether it did. equal must equal held in content:
+// its index entries are held's, kept as they are, and no resource version
+// is recorded (value sharing's compactor, share_compact.go).
+func (c *threadSafeMap) swapIfHeld(key string, held, equal interface{}) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id, ok := c.tab.lookup(key)
+	if !ok || !sameObject(c.tab.objs[id], held) {
+		return false
+	}
+	c.tab.objs[id] = equal
+	return true
+}
+
 // Add stores obj under key. An index function that fails leaves the object
 // out of that index only; the failure is logged with the key.
 func (c *threadSafeMap) Add(key string, obj interface{}) {
