@@ -106,6 +106,9 @@ type valueSharer struct {
 	plans      sync.Map
 	planMu     sync.Mutex
 	lastPlanID uint64
+	// seen holds the keys of values seen once, not yet in the table
+	// (share_seen.go).
+	seen atomic.Pointer[seenFilter]
 }
 
 // shareStripe is one lock's part of the table.
@@ -199,6 +202,10 @@ func (s *site) record(hit bool) {
 
 func newValueSharer() *valueSharer {
 	s := &valueSharer{seed: maphash.MakeSeed()}
+	s.seen.Store(newSeenFilter(seenMinBits))
+	if onNewValueSharer != nil {
+		onNewValueSharer(s)
+	}
 	for i := range s.stripes {
 		st := &s.stripes[i]
 		st.table = make(map[uint64]shareEntry)
@@ -206,6 +213,9 @@ func newValueSharer() *valueSharer {
 	}
 	return s
 }
+
+// onNewValueSharer, when set (tests), is called with each new sharer.
+var onNewValueSharer func(s *valueSharer)
 
 // lookup returns the live shared value for key, or nil.
 func (st *shareStripe) lookup(key shareKey) *byte {

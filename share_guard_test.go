@@ -59,6 +59,7 @@ func (l *logLines) find(s string) string {
 // objects sharing it, and repaired by a relist: every cached pod equals
 // the server's again, and the index serves each under its own labels.
 func TestSharingGuard_FindsAndRepairsAWrite(t *testing.T) {
+	eagerSharing(t)
 	guards := kickedGuards(t)
 	src := fcache.NewFakeControllerSource()
 	t.Cleanup(src.Shutdown)
@@ -159,7 +160,7 @@ func TestSharingGuard_FieldPaths(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newValueSharer()
+			s := eagerSharer()
 			store := NewStore(MetaNamespaceKeyFunc)
 			for i := range 4 {
 				p := safetyPod("web", i)
@@ -197,7 +198,7 @@ func TestSharingGuard_FieldPaths(t *testing.T) {
 // Unchanged values are never reported, however many rounds run, and a
 // guard stops with its context.
 func TestSharingGuard_QuietOnUnchangedValues(t *testing.T) {
-	s := newValueSharer()
+	s := eagerSharer()
 	store := NewStore(MetaNamespaceKeyFunc)
 	for i := range 200 {
 		if err := store.Add(shareCopy(s, quantityPod(i))); err != nil {
@@ -249,7 +250,7 @@ func TestSharingGuard_CountsChangedValues(t *testing.T) {
 	}
 	t.Cleanup(name.Release)
 	id := name.WithResource(v1.SchemeGroupVersion.WithResource("pods"))
-	s := newValueSharer()
+	s := eagerSharer()
 	store := NewStore(MetaNamespaceKeyFunc)
 	for i := range 3 {
 		if err := store.Add(shareCopy(s, safetyPod("web", i))); err != nil {

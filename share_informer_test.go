@@ -22,9 +22,9 @@ func TestWithValueSharing(t *testing.T) {
 		wantShare bool
 	}{
 		{"sharing off, no transform", nil, nil, nil, false},
-		{"sharing on, no transform", nil, newValueSharer(), nil, true},
-		{"sharing on after a transform", func(obj interface{}) (interface{}, error) { return obj, nil }, newValueSharer(), nil, true},
-		{"a failed transform shares nothing", func(interface{}) (interface{}, error) { return nil, errTransform }, newValueSharer(), errTransform, false},
+		{"sharing on, no transform", nil, eagerSharer(), nil, true},
+		{"sharing on after a transform", func(obj interface{}) (interface{}, error) { return obj, nil }, eagerSharer(), nil, true},
+		{"a failed transform shares nothing", func(interface{}) (interface{}, error) { return nil, errTransform }, eagerSharer(), errTransform, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,7 +75,7 @@ func TestValueSharer_MutationDetector(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newValueSharer()
+			s := eagerSharer()
 			a, b := shareObj(s, sharePod(1, 1)), shareObj(s, sharePod(1, 2))
 			var report string
 			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -112,7 +112,7 @@ func TestShareCopy_SameInputsConcurrently(t *testing.T) {
 		inputs[i] = sharePod(i%5, i)
 		wants[i] = inputs[i].DeepCopy()
 	}
-	sharer := newValueSharer()
+	sharer := eagerSharer()
 	outs := [2][]*v1.Pod{make([]*v1.Pod, n), make([]*v1.Pod, n)}
 	var wg sync.WaitGroup
 	for inf := range outs {
@@ -160,7 +160,7 @@ func TestShareCopy_SameInputsConcurrently(t *testing.T) {
 // A DeepCopy of a cached, shared object is its own: modifying it changes
 // no cached object.
 func TestShareCopy_DeepCopyIndependent(t *testing.T) {
-	sharer := newValueSharer()
+	sharer := eagerSharer()
 	a := shareCopy(sharer, sharePod(1, 1)).(*v1.Pod)
 	b := shareCopy(sharer, sharePod(1, 2)).(*v1.Pod)
 	if !sameMap(a.Labels, b.Labels) {
@@ -181,7 +181,7 @@ func TestShareCopy_DeepCopyIndependent(t *testing.T) {
 // Values that are not runtime.Objects are kept as given, unshared, and a
 // nil object stays nil.
 func TestShareCopy_NotAnObject(t *testing.T) {
-	sharer := newValueSharer()
+	sharer := eagerSharer()
 	m := map[string]string{"a": "b"}
 	if got := shareCopy(sharer, m).(map[string]string); !sameMap(got, m) {
 		t.Error("a plain map was replaced")

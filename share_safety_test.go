@@ -70,6 +70,7 @@ func cachedPods(t *testing.T, inf SharedIndexInformer) []*v1.Pod {
 // A write into a cached object of one informer (against the contract)
 // reaches no object of another informer, even where the values were equal.
 func TestValueSharing_NeverAcrossInformers(t *testing.T) {
+	eagerSharing(t)
 	pods, cms, deps := fcache.NewFakeControllerSource(), fcache.NewFakeControllerSource(), fcache.NewFakeControllerSource()
 	for _, src := range []*fcache.FakeControllerSource{pods, cms, deps} {
 		t.Cleanup(src.Shutdown)
@@ -115,7 +116,7 @@ func TestValueSharing_OnlyAtTheSamePosition(t *testing.T) {
 		p.Spec.InitContainers = []v1.Container{{Name: "c", Image: "registry/web", Env: []v1.EnvVar{{Name: "MODE", Value: "prod"}, {Name: "APP", Value: "web"}}}}
 		return p
 	}
-	s := newValueSharer()
+	s := eagerSharer()
 	a, b := shareObj(s, mk(1)), shareObj(s, mk(2))
 	shared := []struct {
 		name string
@@ -158,6 +159,7 @@ func quantityPod(i int) *v1.Pod {
 // goroutines, while updates flow, writes no memory another pod shares (the
 // race detector would report it): a Quantity caches its string on String().
 func TestValueSharing_ReadsDoNotRace(t *testing.T) {
+	eagerSharing(t)
 	src := fcache.NewFakeControllerSource()
 	t.Cleanup(src.Shutdown)
 	const n = 40
@@ -346,7 +348,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // cannot cancel them.
 func TestValueSharer_HashSeesEverySignFlip(t *testing.T) {
 	type pair struct{ A, B float64 }
-	s := newValueSharer()
+	s := eagerSharer()
 	plan := s.planOf(reflect.TypeFor[pair]())
 	negZero := math.Copysign(0, -1)
 	values := []pair{{0, 0}, {negZero, negZero}, {negZero, 0}, {0, negZero}, {1, -1}, {-1, 1}, {-1, -1}, {1, 1}}
@@ -387,6 +389,7 @@ func TestParseShareSwitch(t *testing.T) {
 // cached objects are the very ones its transform returned, while another
 // informer of the process shares.
 func TestSetValueSharing_PerInformer(t *testing.T) {
+	eagerSharing(t)
 	src := fcache.NewFakeControllerSource()
 	t.Cleanup(src.Shutdown)
 	for i := range 10 {
@@ -510,7 +513,7 @@ func TestValueSharing_MemoryReturned(t *testing.T) {
 		return after - base
 	}
 	off := run(nil)
-	s := newValueSharer()
+	s := eagerSharer()
 	on := run(s)
 	if left := s.entries(); left > tinyLeft {
 		t.Errorf("%d table entries left after every object went", left)

@@ -77,7 +77,7 @@ func TestValueSharer_SharesEqualPartsOnly(t *testing.T) {
 			return sameSlice(a.Status.ContainerStatuses, b.Status.ContainerStatuses)
 		}, false},
 	}
-	s := newValueSharer()
+	s := eagerSharer()
 	inA, inB := sharePod(1, 1), sharePod(1, 2)
 	wantA, wantB := inA.DeepCopy(), inB.DeepCopy()
 	a, b := shareObj(s, inA), shareObj(s, inB)
@@ -97,7 +97,7 @@ func TestValueSharer_SharesEqualPartsOnly(t *testing.T) {
 }
 
 func TestValueSharer_OtherReplicaSetsKeepTheirOwn(t *testing.T) {
-	s := newValueSharer()
+	s := eagerSharer()
 	a, b := shareObj(s, sharePod(1, 1)), sharePod(2, 1)
 	wantB := b.DeepCopy()
 	b = shareObj(s, b)
@@ -113,7 +113,7 @@ func TestValueSharer_OtherReplicaSetsKeepTheirOwn(t *testing.T) {
 }
 
 func TestValueSharer_SharedSlicesCannotBeAppendedInto(t *testing.T) {
-	s := newValueSharer()
+	s := eagerSharer()
 	a, b := sharePod(1, 1), sharePod(1, 2)
 	a.Spec.Containers[0].Env = append(make([]v1.EnvVar, 0, 8), a.Spec.Containers[0].Env...)
 	a, b = shareObj(s, a), shareObj(s, b)
@@ -131,7 +131,7 @@ func TestValueSharer_SharedSlicesCannotBeAppendedInto(t *testing.T) {
 }
 
 func TestValueSharer_DeepCopyIsIndependent(t *testing.T) {
-	s := newValueSharer()
+	s := eagerSharer()
 	a, b := shareObj(s, sharePod(1, 1)), shareObj(s, sharePod(1, 2))
 	c := b.DeepCopy()
 	c.Labels["tier"] = "db"
@@ -151,7 +151,7 @@ func TestValueSharer_Unstructured(t *testing.T) {
 			"data":     map[string]interface{}{"k": "v", "n": int64(3), "list": []interface{}{"a", map[string]interface{}{"b": true}}},
 		}}
 	}
-	s := newValueSharer()
+	s := eagerSharer()
 	inA, inB := obj("a"), obj("b")
 	wantA, wantB := inA.DeepCopy(), inB.DeepCopy()
 	a, b := shareObj(s, inA), shareObj(s, inB)
@@ -167,7 +167,7 @@ func TestValueSharer_Unstructured(t *testing.T) {
 }
 
 func TestValueSharer_UniquePositionsStopBeingLookedUp(t *testing.T) {
-	s := newValueSharer()
+	s := eagerSharer()
 	for i := range siteTrial + 10 {
 		s.share(sharePod(1, i))
 	}
@@ -184,7 +184,7 @@ func TestValueSharer_UniquePositionsStopBeingLookedUp(t *testing.T) {
 }
 
 func TestValueSharer_Concurrent(t *testing.T) {
-	s := newValueSharer()
+	s := eagerSharer()
 	var wg sync.WaitGroup
 	pods := make([][]*v1.Pod, 4)
 	for g := range pods {
@@ -249,7 +249,7 @@ func TestSite_TriesAgainAfterSkipping(t *testing.T) {
 // shared once a later trial sees them repeat.
 func TestValueSharer_LateRepeatsShared(t *testing.T) {
 	type obj struct{ Tags []string }
-	s := newValueSharer()
+	s := eagerSharer()
 	for i := range siteTrial {
 		shareObj(s, &obj{Tags: []string{fmt.Sprint("unique-", i)}})
 	}

@@ -36,7 +36,7 @@ func TestValueSharer_UpdateTakesEqualPartsOfCached(t *testing.T) {
 		}},
 		{"changed resource version is the update's", func(_, o, in *v1.Pod) bool { return o.ResourceVersion == "2" }},
 	}
-	s := newValueSharer()
+	s := eagerSharer()
 	cached := shareObj(s, sharePod(1, 7))
 	cachedRefs, cachedWant := references(cached), sharePod(1, 7)
 	in := update(sharePod(1, 7))
@@ -83,7 +83,7 @@ func TestValueSharer_UpdateAnyTwin(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newValueSharer()
+			s := eagerSharer()
 			twin := s.share(tt.twin())
 			in := tt.obj()
 			refs := references(in)
@@ -104,7 +104,7 @@ func TestValueSharer_UpdateAnyTwin(t *testing.T) {
 // An informer's queue compares an update with the object it replaces in
 // the store.
 func TestWithValueSharing_UpdateComparedWithCached(t *testing.T) {
-	s := newValueSharer()
+	s := eagerSharer()
 	store := NewStore(MetaNamespaceKeyFunc)
 	tf := withValueSharing(nil, s, store, nil)
 	first, err := tf(sharePod(1, 3))
@@ -142,7 +142,7 @@ func TestValueSharer_UnstructuredUpdateTakesEqualEntries(t *testing.T) {
 			"status": map[string]interface{}{"phase": phase},
 		}}
 	}
-	s := newValueSharer()
+	s := eagerSharer()
 	cached := shareObj(s, mk("1", "Pending"))
 	want := mk("2", "Running")
 	in := mk("2", "Running")
@@ -177,7 +177,7 @@ func TestValueSharer_UnstructuredUpdateTakesEqualEntries(t *testing.T) {
 // An update whose slice grew takes the cached object's elements at the
 // same indexes where they are equal (a managedFields entry added).
 func TestValueSharer_UpdateOfALongerSliceTakesEqualElements(t *testing.T) {
-	s := newValueSharer()
+	s := eagerSharer()
 	cached := shareObj(s, sharePod(1, 7))
 	in := sharePod(1, 7)
 	in.ResourceVersion = "2"

@@ -106,7 +106,7 @@ func TestUnsafe_WordLayout(t *testing.T) {
 // Only map[string]string is read as one: a map of named strings has a plan
 // of its own, walked through reflect.
 func TestUnsafe_NoMapReadAsAnother(t *testing.T) {
-	s := newValueSharer()
+	s := eagerSharer()
 	if !s.planOf(reflect.TypeFor[map[string]string]()).strMap {
 		t.Error("map[string]string is not read directly")
 	}

@@ -249,7 +249,12 @@ func (s *valueSharer) intern(at position, str string, h uint64) (canon string, c
 			return canon, addr(p) != stringData(str)
 		}
 	}
-	at.site.record(false)
+	insert, repeated := s.admit(key.fold())
+	at.site.record(repeated)
+	if !insert {
+		// Seen once: it stays the object's own until another comes.
+		return str, false
+	}
 	// The table refers only to memory it made itself, never to the
 	// input's.
 	own := strings.Clone(str)
@@ -360,12 +365,16 @@ func (w *walker) found(plan *typePlan, at position, h uint64, fr int, a, p addr,
 // hold, when it is not orig, is written in frame fr's copy.
 func (w *walker) keep(plan *typePlan, on bool, at position, h uint64, orig, c addr, n, fr int, a addr, depth int) {
 	if on {
-		at.site.record(false)
-		if c == nil {
-			c = copyReferred(plan, orig, n)
-		}
 		key := shareKey{plan: plan.id, pos: at.path, hash: h, n: n}
-		w.s.stripeFor(key.fold()).insert(key, depth, (*byte)(c))
+		insert, repeated := w.s.admit(key.fold())
+		at.site.record(repeated)
+		if insert {
+			// From now on it is the shared one.
+			if c == nil {
+				c = copyReferred(plan, orig, n)
+			}
+			w.s.stripeFor(key.fold()).insert(key, depth, (*byte)(c))
+		}
 	}
 	if c != nil {
 		w.replace(plan, fr, a, c, n)

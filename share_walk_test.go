@@ -116,7 +116,7 @@ func TestValueSharer_NeverWritesInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newValueSharer()
+			s := eagerSharer()
 			for i := range 5 {
 				in := tt.make(i)
 				want := tt.make(i)
@@ -136,7 +136,7 @@ func TestValueSharer_NeverWritesInput(t *testing.T) {
 // Equal parts of two walked objects are one in memory; parts at positions
 // no longer looked up, and the unexported ones, stay the input's memory.
 func TestValueSharer_PathCopy(t *testing.T) {
-	s := newValueSharer()
+	s := eagerSharer()
 	plan := s.planOf(reflect.TypeFor[walkNode]())
 	plan.fields[1].site.off.Store(true) // Slice: as after a failed trial
 	a := shareObj(s, newWalkNode(1))
@@ -167,7 +167,7 @@ func TestValueSharer_PathCopy(t *testing.T) {
 // An object whose parts are all shared already is returned as it is: the
 // walk copies nothing.
 func TestValueSharer_SharedObjectIsKept(t *testing.T) {
-	s := newValueSharer()
+	s := eagerSharer()
 	shareObj(s, sharePod(1, 1))
 	b := shareObj(s, sharePod(1, 2))
 	if again := shareObj(s, b); again != b {
@@ -178,7 +178,7 @@ func TestValueSharer_SharedObjectIsKept(t *testing.T) {
 // Objects are read while others are walked and shared with them: the race
 // detector sees any write into memory a reader can reach.
 func TestValueSharer_ConcurrentReaders(t *testing.T) {
-	s := newValueSharer()
+	s := eagerSharer()
 	first := make([]*v1.Pod, 20)
 	for i := range first {
 		first[i] = shareObj(s, sharePod(i%4, i))
@@ -209,7 +209,7 @@ func TestValueSharer_ConcurrentReaders(t *testing.T) {
 // A value equal to one shared already is found whole, before its parts are
 // walked: none of them is looked up again and nothing is copied for it.
 func TestValueSharer_EqualValueFoundWhole(t *testing.T) {
-	s := newValueSharer()
+	s := eagerSharer()
 	envName := s.planOf(reflect.TypeFor[v1.EnvVar]()).fields[0].site
 	a := shareObj(s, sharePod(1, 1))
 	before := envName.lookups.Load()
@@ -258,7 +258,7 @@ func TestValueSharer_HashMatchesWalk(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newValueSharer()
+			s := eagerSharer()
 			for i := range 4 {
 				in := tt.make(i)
 				plan := s.planOf(reflect.TypeOf(in).Elem())
@@ -308,7 +308,7 @@ func TestValueSharer_EqualAtMatchesDeepEqual(t *testing.T) {
 		{"held types differ", holder{I: int64(3)}, holder{I: int32(3)}},
 		{"funcs", holder{Fn: func() {}}, holder{Fn: func() {}}},
 	}
-	s := newValueSharer()
+	s := eagerSharer()
 	plan := s.planOf(reflect.TypeFor[holder]())
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
