@@ -12,7 +12,7 @@ import (
 type row struct {
 	label string
 	value func(r result) float64
-	unit  string // "MiB", "B", "s", "µs"
+	unit  string // "MiB", "B", "s", "ms", "µs"
 }
 
 var rows = []row{
@@ -43,6 +43,11 @@ var churnRows = []struct {
 	{"churn: watch events seen", func(c *harness.ChurnResult) float64 { return float64(c.Events) }, ""},
 	{"churn: process CPU", func(c *harness.ChurnResult) float64 { return c.CPUSeconds }, "s"},
 	{"churn: CPU per watch event", func(c *harness.ChurnResult) float64 { return c.CPUPerEvent() }, "µs"},
+	{"churn: GC CPU in window", func(c *harness.ChurnResult) float64 { return c.GCSeconds }, "ms"},
+	{"churn: GC cycles in window", func(c *harness.ChurnResult) float64 { return float64(c.GCCycles) }, ""},
+	{"churn: allocated per watch event", func(c *harness.ChurnResult) float64 { return c.AllocPerEvent() }, "B"},
+	{"churn: GC cycle cost at settled heap", func(c *harness.ChurnResult) float64 { return c.GCCycleSeconds }, "ms"},
+	{"churn: CPU per watch event, GC amortized", func(c *harness.ChurnResult) float64 { return c.CPUPerEventGCAmortized() }, "µs"},
 	{"churn: peak heap", func(c *harness.ChurnResult) float64 { return c.PeakHeap }, "MiB"},
 	{"churn: heap per cached pod, before (GC)", func(c *harness.ChurnResult) float64 { return c.HeapPerPodBefore() }, "B"},
 	{"churn: heap per cached pod, after (GC)", func(c *harness.ChurnResult) float64 { return c.HeapPerPodAfter() }, "B"},
@@ -58,6 +63,8 @@ func format(v float64, unit string) string {
 		return fmt.Sprintf("%.0f B", v)
 	case "s":
 		return fmt.Sprintf("%.2f s", v)
+	case "ms": // v in seconds
+		return fmt.Sprintf("%.1f ms", v*1e3)
 	case "µs": // v in seconds
 		return fmt.Sprintf("%.1f µs", v*1e6)
 	}
@@ -151,8 +158,9 @@ func summary(kc, cg result) string {
 		ratio(kc.RelistPeakHeap, cg.RelistPeakHeap),
 		ratio(kc.SyncSeconds, cg.SyncSeconds))
 	if kc.Churn != nil && cg.Churn != nil {
-		s += fmt.Sprintf(", churn CPU/event kcache/client-go = %.2f, churn heap/pod = %.2f",
+		s += fmt.Sprintf(", churn CPU/event kcache/client-go = %.2f, churn CPU/event GC amortized = %.2f, churn heap/pod = %.2f",
 			ratio(kc.Churn.CPUPerEvent(), cg.Churn.CPUPerEvent()),
+			ratio(kc.Churn.CPUPerEventGCAmortized(), cg.Churn.CPUPerEventGCAmortized()),
 			ratio(kc.Churn.HeapPerPodAfter(), cg.Churn.HeapPerPodAfter()))
 	}
 	return s

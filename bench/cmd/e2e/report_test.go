@@ -56,10 +56,22 @@ func withChurn(r result, events int64, cpu, heapAfter float64) result {
 	return r
 }
 
+// withGC gives r's churn result its GC figures: gc seconds of GC CPU and
+// cycles GC cycles in the window, alloc bytes allocated in it, and a
+// cycle of cycleCost seconds at a live heap of live bytes, GOGC=100.
+func withGC(r result, gc float64, cycles uint64, alloc, cycleCost, live float64) result {
+	r.Churn.GCSeconds, r.Churn.GCCycles, r.Churn.AllocBytes = gc, cycles, alloc
+	r.Churn.GCCycleSeconds, r.Churn.GCLive, r.Churn.GOGC = cycleCost, live, 100
+	return r
+}
+
 func TestWriteReport_Churn(t *testing.T) {
-	cg := withChurn(res(variant{Lib: "client-go"}, 100, 1000, 2000, 4000, 800, 2), 400, 0.02, 12)
-	kc := withChurn(res(variant{Lib: "kcache"}, 100, 400, 1000, 2000, 400, 2.2), 400, 0.03, 6)
-	noShare := withChurn(res(variant{Lib: "kcache", NoShare: true}, 100, 900, 1800, 3000, 600, 2), 400, 0.01, 11)
+	// Every variant pays 1 ns of GC per byte allocated in the steady
+	// state; kcache and kcache-noshare paid a cycle in the window,
+	// client-go none.
+	cg := withGC(withChurn(res(variant{Lib: "client-go"}, 100, 1000, 2000, 4000, 800, 2), 400, 0.02, 12), 0, 0, 400_000, 0.003, 3e6)
+	kc := withGC(withChurn(res(variant{Lib: "kcache"}, 100, 400, 1000, 2000, 400, 2.2), 400, 0.03, 6), 0.012, 1, 400_000, 0.001, 1e6)
+	noShare := withGC(withChurn(res(variant{Lib: "kcache", NoShare: true}, 100, 900, 1800, 3000, 600, 2), 400, 0.01, 11), 0.002, 1, 200_000, 0.002, 2e6)
 	tests := []struct {
 		name      string
 		results   []result
@@ -70,18 +82,23 @@ func TestWriteReport_Churn(t *testing.T) {
 		{
 			name:     "every variant churned: rows for all, both ratios appended to the last line",
 			results:  []result{cg, kc, noShare},
-			wantLast: "e2e: heap/pod kcache/client-go = 0.40, peak RSS = 0.50, initial-list peak heap = 0.50, relist peak heap = 0.50, sync time = 1.10, churn CPU/event kcache/client-go = 1.50, churn heap/pod = 0.50",
+			wantLast: "e2e: heap/pod kcache/client-go = 0.40, peak RSS = 0.50, initial-list peak heap = 0.50, relist peak heap = 0.50, sync time = 1.10, churn CPU/event kcache/client-go = 1.50, churn CPU/event GC amortized = 0.90, churn heap/pod = 0.50",
 			wantLines: []string{
 				"| | client-go | kcache | kcache-noshare |",
 				"| churn: watch events seen | 400 | 400 | 400 |",
 				"| churn: process CPU | 0.02 s | 0.03 s | 0.01 s |",
 				"| churn: CPU per watch event | 50.0 µs | 75.0 µs | 25.0 µs |",
+				"| churn: GC CPU in window | 0.0 ms | 12.0 ms | 2.0 ms |",
+				"| churn: GC cycles in window | 0 | 1 | 1 |",
+				"| churn: allocated per watch event | 1000 B | 1000 B | 500 B |",
+				"| churn: GC cycle cost at settled heap | 3.0 ms | 1.0 ms | 2.0 ms |",
+				"| churn: CPU per watch event, GC amortized | 51.0 µs | 46.0 µs | 20.5 µs |",
 				"| churn: peak heap | 3.0 MiB | 3.0 MiB | 3.0 MiB |",
 				"| churn: heap per cached pod, before (GC) | 10 B | 4 B | 9 B |",
 				"| churn: heap per cached pod, after (GC) | 12 B | 6 B | 11 B |",
 				"| churn: live heap per cached pod, before | 5 B | 2 B | 4 B |",
 				"| churn: live heap per cached pod, after | 6 B | 3 B | 6 B |",
-				"kcache-noshare vs client-go: e2e: heap/pod kcache/client-go = 0.90, peak RSS = 0.75, initial-list peak heap = 0.90, relist peak heap = 0.75, sync time = 1.00, churn CPU/event kcache/client-go = 0.50, churn heap/pod = 0.92",
+				"kcache-noshare vs client-go: e2e: heap/pod kcache/client-go = 0.90, peak RSS = 0.75, initial-list peak heap = 0.90, relist peak heap = 0.75, sync time = 1.00, churn CPU/event kcache/client-go = 0.50, churn CPU/event GC amortized = 0.40, churn heap/pod = 0.92",
 			},
 		},
 		{

@@ -72,10 +72,14 @@ func selectVariants(only string) ([]variant, error) {
 	return out, nil
 }
 
-// libraries are the bound workload sets by name.
+// libraries are the bound workload sets a child can run (a test adds a
+// fake one).
+var libraries = []func() harness.Library{libclientgo.Library, libkcache.Library}
+
+// library returns the bound workload set named name.
 func library(name string) (harness.Library, bool) {
-	for _, l := range []harness.Library{libclientgo.Library(), libkcache.Library()} {
-		if l.Name == name {
+	for _, lib := range libraries {
+		if l := lib(); l.Name == name {
 			return l, true
 		}
 	}

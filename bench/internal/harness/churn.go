@@ -56,6 +56,19 @@ type ChurnResult struct {
 	// PeakHeap is the highest HeapInuse sampled in the window; PeakLive
 	// the highest live heap a GC marked in it.
 	PeakHeap, PeakLive float64
+	// GCSeconds is the GC CPU time in the window as the runtime estimates
+	// it (gccost.go), GCCycles the GC cycles that ended in it, AllocBytes
+	// the heap bytes the process allocated in it.
+	GCSeconds  float64
+	GCCycles   uint64
+	AllocBytes float64
+	// GCCycleSeconds is the GC CPU time of one full cycle at the settled
+	// heap after the window (MeasureGCCycle), GCLive the live heap it
+	// marked (the whole process's, not above the baseline), GOGC the GOGC
+	// in force. CPUPerEventGCAmortized spreads the GC over them.
+	GCCycleSeconds float64
+	GCLive         float64
+	GOGC           int
 }
 
 // CPUPerEvent is the process CPU time per notification, in seconds.
@@ -115,8 +128,9 @@ func MeasureChurn(ctx context.Context, cfg ChurnConfig, p ChurnProbe) (ChurnResu
 	if err != nil {
 		return res, err
 	}
+	gc := newGCMeter()
 	p.Peak.Start()
-	start, cpu0 := time.Now(), ProcessCPU()
+	start, cpu0, gc0 := time.Now(), ProcessCPU(), gc.read()
 	want, err := cfg.End(ctx)
 	if err != nil {
 		err = fmt.Errorf("churn: end: %w", err)
@@ -126,6 +140,7 @@ func MeasureChurn(ctx context.Context, cfg ChurnConfig, p ChurnProbe) (ChurnResu
 		cancel()
 	}
 	res.CPUSeconds = (ProcessCPU() - cpu0).Seconds()
+	res.setGCWindow(gc0, gc.read())
 	res.Seconds = time.Since(start).Seconds()
 	res.Events = p.Delivered() - n0
 	peak := p.Peak.Stop()
@@ -138,6 +153,7 @@ func MeasureChurn(ctx context.Context, cfg ChurnConfig, p ChurnProbe) (ChurnResu
 	res.PeakHeap, res.PeakLive = above(peak.Inuse, p.Base.Inuse), above(peak.Live, p.Base.Live)
 	after := SettledHeap()
 	res.AfterHeap, res.AfterLive = above(after.Inuse, p.Base.Inuse), above(after.Live, p.Base.Live)
+	res.setGCCycle(MeasureGCCycle(gcCycleRuns))
 	return res, writeHeapProfile(cfg.HeapProfile)
 }
 

@@ -65,6 +65,10 @@ func TestMeasureChurnWaitsForTheAnnouncedEvents(t *testing.T) {
 			if err == nil && (res.Seconds <= 0 || res.AfterHeap <= 0) {
 				t.Errorf("window %.3f s, heap after %.0f B; want both above 0", res.Seconds, res.AfterHeap)
 			}
+			if err == nil && (res.GCLive <= 0 || res.GCCycleSeconds <= 0 || res.GOGC == 0) {
+				t.Errorf("GC cycle %g s at %.0f B live, GOGC %d; want a cycle measured after the window",
+					res.GCCycleSeconds, res.GCLive, res.GOGC)
+			}
 		})
 	}
 }
