@@ -12,11 +12,19 @@ import (
 
 // testAdapter replaces New, whose signature differs in the test release.
 var testAdapter = adapter{
-	replaced: []string{"New"},
+	replaced: []string{"Batcher", "New", "Queue.PopBatch"},
 	files: map[string]string{"adapter.go": `package cache
 
 // New has the release's signature.
 func New(s Store, opts Options) *Queue { return overlayNew(s, opts) }
+
+// Batcher has the release's method.
+type Batcher interface {
+	PopBatch(n int) int
+}
+
+// PopBatch has the release's signature.
+func (q *Queue) PopBatch(n int) int { return q.overlayPopBatch(n, 0) }
 `},
 }
 
@@ -50,11 +58,14 @@ func TestAdaptPackage_PresentsTheReleaseAPIAndKeepsTheLibraryWorking(t *testing.
 		t.Fatal(err)
 	}
 	wantNotes := []string{
+		"hidden: Batcher (declared by the adapter)",
 		"hidden: Checker (not in this release)",
 		"hidden: Fresh (not in this release)",
 		"hidden: New (declared by the adapter)",
 		"hidden: field Options.Name (not in this release)",
 		"hidden: Queue.Done (not in this release)",
+		"hidden: Queue.Name (not in this release)",
+		"hidden: Queue.PopBatch (declared by the adapter)",
 		"removed: unexported method Sealed.sealed (the release's interface can be implemented elsewhere)",
 		"removed: method Store.Bookmark; the library calls it only if the value has it",
 		"added: adapter.go",
@@ -79,8 +90,10 @@ func TestAdaptPackage_PresentsTheReleaseAPIAndKeepsTheLibraryWorking(t *testing.
 			t.Errorf("adapted store.go lacks %q:\n%s", want, got)
 		}
 	}
-	if strings.Contains(string(got), "var _ overlayChecker") {
-		t.Errorf("the assertion against a hidden interface stayed:\n%s", got)
+	for _, gone := range []string{"var _ overlayChecker", "var _ Named"} {
+		if strings.Contains(string(got), gone) {
+			t.Errorf("the assertion %q, which no longer holds, stayed:\n%s", gone, got)
+		}
 	}
 	behaviour, err := os.ReadFile(filepath.Join("testdata", "adapt", "behaviour_test.go.txt"))
 	if err != nil {

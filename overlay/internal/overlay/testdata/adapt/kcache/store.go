@@ -53,3 +53,29 @@ type Sealed interface {
 
 // KcacheOnly is kcache's own: no client-go release has it.
 func KcacheOnly() Checker { return nil }
+
+// Batcher pops several items at once.
+type Batcher interface {
+	PopBatch(n, extra int) int
+}
+
+// PopBatch pops n items and extra more.
+func (q *Queue) PopBatch(n, extra int) int { return n + extra }
+
+// Drain pops through Batcher when the queue is one.
+func (q *Queue) Drain() int {
+	if b, ok := any(q).(Batcher); ok {
+		return b.PopBatch(1, 2)
+	}
+	return -1
+}
+
+// Named has a name.
+type Named interface {
+	Name() string
+}
+
+var _ Named = (*Queue)(nil)
+
+// Name names the queue.
+func (q *Queue) Name() string { return q.opts.Name }

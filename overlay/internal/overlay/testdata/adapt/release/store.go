@@ -20,3 +20,15 @@ func (q *Queue) Describe() string { return "" }
 type Sealed interface {
 	Get() int
 }
+
+type Batcher interface {
+	PopBatch(n int) int
+}
+
+func (q *Queue) PopBatch(n int) int { return n }
+
+func (q *Queue) Drain() int { return 0 }
+
+type Named interface {
+	Name() string
+}
