@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"golang.org/x/mod/semver"
 )
 
 // cachePath is the import path of the package the overlay replaces.
@@ -28,13 +26,14 @@ type adaptation struct {
 // adaptToRelease makes the tools/cache in the overlay module at dir (kcache's
 // sources, placed and import-rewritten) present client-go cg's tools/cache
 // API: it hides what a newer release added, narrows interfaces and structs,
-// and adds the minor's adapter files (adapters). For the newest supported
-// minor nothing changes. It returns an error if the result still differs
-// from the release's API.
+// and adds the minor's adapter files (adapters). For the release kcache
+// follows nothing changes; another patch release of its minor is only
+// checked. It returns an error if the result still differs from the
+// release's API.
 func adaptToRelease(ctx context.Context, g goTool, dir string, cg moduleInfo, head string) (adaptation, error) {
 	ad := adapterFor(cg.Version)
-	if semver.MajorMinor(cg.Version) == semver.MajorMinor(newestSupported()) {
-		return adaptation{}, nil
+	if cg.Version == newestSupported() {
+		return adaptation{}, nil // the release kcache follows (its CI checks the API)
 	}
 	newestInfo, err := g.download(ctx, ClientGoModule, newestSupported())
 	if err != nil {
