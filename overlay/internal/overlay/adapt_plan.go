@@ -112,12 +112,23 @@ func (p *adaptPlan) hideKey(pkg *types.Package, key, why string) {
 	}
 	if member != "" {
 		obj, _, _ = types.LookupFieldOrMethod(types.NewPointer(obj.Type()), true, pkg, member)
-		if obj == nil {
-			return
+		if obj == nil || promotedFromInterface(obj) {
+			return // an embedded interface's method goes with that interface's narrowing
 		}
 	}
 	p.hide[obj] = hiddenPrefix + obj.Name()
 	p.notes = append(p.notes, fmt.Sprintf("hidden: %s (%s)", key, why))
+}
+
+// promotedFromInterface reports whether obj is a method declared by an
+// interface (reached through an embedded interface field).
+func promotedFromInterface(obj types.Object) bool {
+	f, ok := obj.(*types.Func)
+	if !ok {
+		return false
+	}
+	recv := f.Signature().Recv()
+	return recv != nil && types.IsInterface(recv.Type())
 }
 
 // adaptType narrows a struct or interface type whose definition differs

@@ -27,17 +27,22 @@ func optionalHelper(fset *token.FileSet, name string, method *ast.Field) (string
 		return "", err
 	}
 	m := method.Names[0].Name
+	params := strings.TrimPrefix(sig, "func")
 	return fmt.Sprintf(`
-// %s returns x's %s method when x has one (this
-// client-go release's interface does not require it), else a function
-// doing nothing and returning zero values.
-func %s(x any) %s {
-	if v, ok := x.(interface{ %s%s }); ok {
-		return v.%s
+// %[1]s returns x's %[2]s method when x has one (this
+// client-go release's interface does not require it), or the library's own
+// type's %[2]s, hidden as %[5]s%[2]s; else a function doing nothing and
+// returning zero values.
+func %[1]s(x any) %[3]s {
+	if v, ok := x.(interface{ %[2]s%[4]s }); ok {
+		return v.%[2]s
 	}
-	return %s { return }
+	if v, ok := x.(interface{ %[5]s%[2]s%[4]s }); ok {
+		return v.%[5]s%[2]s
+	}
+	return %[6]s { return }
 }
-`, name, m, name, sig, m, strings.TrimPrefix(sig, "func"), m, zeroSig), nil
+`, name, m, sig, params, hiddenPrefix, zeroSig), nil
 }
 
 // renamedFields copies a parameter or result list with every entry named

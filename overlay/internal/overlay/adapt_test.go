@@ -61,6 +61,7 @@ func TestAdaptPackage_PresentsTheReleaseAPIAndKeepsTheLibraryWorking(t *testing.
 		"hidden: Batcher (declared by the adapter)",
 		"hidden: Checker (not in this release)",
 		"hidden: Fresh (not in this release)",
+		"hidden: Journal.Bookmark (not in this release)",
 		"hidden: New (declared by the adapter)",
 		"hidden: field Options.Name (not in this release)",
 		"hidden: Queue.Done (not in this release)",

@@ -37,7 +37,8 @@ const e2eVersionsEnv = "KCACHE_OVERLAY_E2E_VERSIONS"
 //   - runs the tests of those packages, of informers/... and listers/...,
 //     and of packages whose tests use informers or listers, plus test
 //     files of ours dropped into tools/cache (gates from client-go's
-//     registry; client-go's Getter; on v0.35 a Store without Bookmark),
+//     registry; client-go's Getter; an informer syncs and stops; on v0.35
+//     a Store without Bookmark),
 //     and reports the counts and the time per release.
 //
 // The go commands run with -trimpath, so the build cache serves the
@@ -71,7 +72,10 @@ func e2eVersions() []string {
 // e2eTestFiles are our test files dropped into the overlay's tools/cache
 // for a release, by testdata name.
 func e2eTestFiles(version string) map[string]string {
-	files := map[string]string{"getter_test.go.txt": "tools/cache/overlay_getter_test.go"}
+	files := map[string]string{
+		"getter_test.go.txt":        "tools/cache/overlay_getter_test.go",
+		"informer_sync_test.go.txt": "tools/cache/overlay_informer_sync_test.go",
+	}
 	if semver.MajorMinor(version) == "v0.35" {
 		files["gates_v035_test.go.txt"] = "tools/cache/overlay_gates_test.go"
 		files["narrow_store_v035_test.go.txt"] = "tools/cache/overlay_narrow_store_test.go"
@@ -136,7 +140,7 @@ func overlayE2E(t *testing.T, version string) {
 	if testErr != nil || sum.failed > 0 || sum.passed == 0 {
 		t.Fatalf("client-go's tests failed with the overlay: %v\nfailed: %s", testErr, strings.Join(sum.failures, ", "))
 	}
-	want := []string{"TestOverlay_GatesComeFromClientGosRegistry", "TestOverlay_ListWatchFromClientSendsClientGosRequests"}
+	want := []string{"TestOverlay_GatesComeFromClientGosRegistry", "TestOverlay_ListWatchFromClientSendsClientGosRequests", "TestOverlay_InformerSyncsAndStops"}
 	if semver.MajorMinor(version) == "v0.35" {
 		want = append(want, "TestOverlay_NarrowStoreWorksInTheLibrary")
 	}

@@ -79,3 +79,14 @@ var _ Named = (*Queue)(nil)
 
 // Name names the queue.
 func (q *Queue) Name() string { return q.opts.Name }
+
+// Journal is a Store that remembers the last bookmark.
+type Journal struct {
+	Last string
+}
+
+// Add does nothing.
+func (j *Journal) Add(obj any) error { return nil }
+
+// Bookmark remembers rv.
+func (j *Journal) Bookmark(rv string) { j.Last = rv }
