@@ -34,17 +34,21 @@ lint:
 unit:
 	$(GO) test -race -count=1 $(PKGS)
 
-# overlay writes k8s.io/client-go v0.37.2 with kcache as its tools/cache
-# into DIR (relative to here, or absolute); see overlay/README.md. Add
-# OVERLAY_FLAGS=-force to replace an overlay written before.
+# overlay writes k8s.io/client-go VERSION (default v0.37.2; any release of
+# v0.35, v0.36 or v0.37) with kcache as its tools/cache, presenting that
+# release's tools/cache API, into DIR (relative to here, or absolute); see
+# overlay/README.md. Add OVERLAY_FLAGS=-force to replace an overlay written
+# before.
 overlay:
-	@test -n "$(DIR)" || { echo "usage: make overlay DIR=third_party/client-go [OVERLAY_FLAGS=-force]" >&2; exit 2; }
-	cd overlay && $(GO) run ./cmd/kcache-overlay -kcache "$(CURDIR)" -o "$(abspath $(DIR))" $(OVERLAY_FLAGS)
+	@test -n "$(DIR)" || { echo "usage: make overlay DIR=third_party/client-go [VERSION=v0.37.2 (or any v0.35.x, v0.36.x, v0.37.x)] [OVERLAY_FLAGS=-force]" >&2; exit 2; }
+	cd overlay && $(GO) run ./cmd/kcache-overlay -kcache "$(CURDIR)" -o "$(abspath $(DIR))" -client-go-version "$(or $(VERSION),v0.37.2)" $(OVERLAY_FLAGS)
 
-# overlay-test tests the overlay tool (its own module), then generates a
+# overlay-test tests the overlay tool (its own module), then, for the newest
+# release of each supported minor (v0.35.10, v0.36.6, v0.37.2), generates a
 # real overlay, builds all of it, vets every client-go package that imports
-# tools/cache and runs client-go's tests of informers/..., listers/... and
-# the packages using tools/cache with kcache inside (TestOverlayE2E).
+# tools/cache and runs that release's tests of informers/..., listers/... and
+# the packages using tools/cache with kcache inside (TestOverlayE2E; set
+# KCACHE_OVERLAY_E2E_VERSIONS=v0.36.6,... to pick releases).
 overlay-test:
 	cd overlay && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd overlay && KCACHE_OVERLAY_E2E=1 $(GO) test -count=1 -run '^TestOverlayE2E$$' -v -timeout 60m ./internal/overlay

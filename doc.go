@@ -39,7 +39,9 @@
 //	              options and state), relist_reuse.go,
 //	              consistency_detector.go, reflector_watch.go, pager.go,
 //	              reflector_run.go (the state machine that drives the
-//	              steps), shard_selector.go, shard_spec.go (one
+//	              steps), shard_range.go (a parsed selector and its
+//	              hash), shard_selector.go (the parser), shard_wire.go
+//	              (the API fields, found by name), shard_spec.go (one
 //	              selector), shard_mode.go (who filters), shard_watch.go,
 //	              shard_listwatch.go (the sharded ListerWatcher and its
 //	              moves)

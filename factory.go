@@ -10,7 +10,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
@@ -30,7 +29,7 @@ type InformerFactory struct {
 	// shard restricts every informer to a shard; nil for none. SetShard
 	// changes it (never from nil), and moves sharded, the ListerWatchers
 	// of the informers made so far.
-	shard        sharding.Selector
+	shard        *ShardSelector
 	sharded      []*ShardedListerWatcher
 	informers    map[schema.GroupVersionResource]SharedIndexInformer
 	started      map[schema.GroupVersionResource]bool

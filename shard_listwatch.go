@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 )
@@ -38,7 +37,13 @@ import (
 // the feature is rolled out; an ADDED, MODIFIED or DELETED event for an
 // object outside the shard is dropped (an object never changes shard: its
 // UID and namespace are immutable). Bookmarks and errors pass unchanged.
-// Either way the informer holds exactly its shard. Mode reports which way
+// Either way the informer holds exactly its shard.
+//
+// The selector travels in a field that apimachinery has from v0.37 on.
+// Built with an older apimachinery, a ShardedListerWatcher cannot send it
+// and works as with a server without the feature: every list is filtered on
+// the client (ShardModeClient from the first list on, with no probe), and
+// the informer still holds exactly its shard. Mode reports which way
 // it went last; each change of mode is logged once, at V(1), and kept in
 // the gauge of a ShardModeMetricsProvider.
 //
@@ -84,7 +89,7 @@ func NewShardedListerWatcher(lw ListerWatcher, selector string) (*ShardedListerW
 }
 
 // newShardedListerWatcher wraps lw with an already parsed selector.
-func newShardedListerWatcher(lw ListerWatcher, sel sharding.Selector) *ShardedListerWatcher {
+func newShardedListerWatcher(lw ListerWatcher, sel *ShardSelector) *ShardedListerWatcher {
 	s := &ShardedListerWatcher{
 		inner:   ToListerWatcherWithContext(lw),
 		parent:  lw,
@@ -122,7 +127,7 @@ func (s *ShardedListerWatcher) ListWithContext(ctx context.Context, options meta
 	if err != nil {
 		return nil, err
 	}
-	options.ShardSelector = spec.text
+	sent := setShardSelector(&options, spec.text)
 	list, err := s.inner.ListWithContext(ctx, options)
 	if err != nil || list == nil || isNilPointer(list) {
 		return list, err
@@ -133,6 +138,9 @@ func (s *ShardedListerWatcher) ListWithContext(ctx context.Context, options meta
 	logger := klog.FromContext(ctx)
 	applied, echoed := shardInfoOf(list)
 	switch {
+	case !sent:
+		s.setMode(logger, ShardModeClient, reasonSelectorNotSent)
+		spec.filterList(list)
 	case echoed && applied == spec.text:
 		s.setMode(logger, ShardModeServer, "the list response echoes the selector")
 	case echoed:
@@ -163,8 +171,9 @@ func (s *ShardedListerWatcher) WatchWithContext(ctx context.Context, options met
 	if !streaming && s.listedGen.Load() < spec.gen {
 		return nil, errShardMoved("the shard moved since the last list")
 	}
-	options.ShardSelector = spec.text
-	if s.Mode() == ShardModeUnknown && streaming {
+	if !setShardSelector(&options, spec.text) {
+		s.setMode(klog.FromContext(ctx), ShardModeClient, reasonSelectorNotSent)
+	} else if s.Mode() == ShardModeUnknown && streaming {
 		s.probeMode(ctx, spec)
 	}
 	w, err := s.inner.WatchWithContext(ctx, options)
@@ -177,10 +186,16 @@ func (s *ShardedListerWatcher) WatchWithContext(ctx context.Context, options met
 	return sw, nil
 }
 
+// reasonSelectorNotSent is the reason logged for ShardModeClient when
+// this build's apimachinery cannot carry the selector to the server.
+const reasonSelectorNotSent = "this build's k8s.io/apimachinery predates ListOptions.ShardSelector (v0.37), so the selector is not sent"
+
 // probeMode learns the mode from a one-object list.
 func (s *ShardedListerWatcher) probeMode(ctx context.Context, spec *shardSpec) {
 	logger := klog.FromContext(ctx)
-	list, err := s.inner.ListWithContext(ctx, metav1.ListOptions{Limit: 1, ShardSelector: spec.text})
+	options := metav1.ListOptions{Limit: 1}
+	setShardSelector(&options, spec.text)
+	list, err := s.inner.ListWithContext(ctx, options)
 	if err != nil || list == nil || isNilPointer(list) {
 		logger.V(4).Info("Could not learn whether the API server applies the shard selector", "selector", spec.text, "err", err)
 		return

@@ -90,7 +90,7 @@ func (s *shardServer) record(verb string, o metav1.ListOptions) {
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, shardRequest{
 		Verb: verb, Streaming: o.SendInitialEvents != nil && *o.SendInitialEvents,
-		Continue: o.Continue != "", Limit: o.Limit, ShardSelector: o.ShardSelector,
+		Continue: o.Continue != "", Limit: o.Limit, ShardSelector: shardSelectorOf(o),
 	})
 }
 
@@ -103,7 +103,7 @@ func (s *shardServer) seen() []shardRequest {
 // matcher returns whether an object is in o's shard; everything is when
 // the server ignores selectors or none (or a malformed one) is given.
 func (s *shardServer) matcher(o metav1.ListOptions) func(runtime.Object) bool {
-	sel, err := ParseShardSelector(o.ShardSelector)
+	sel, err := ParseShardSelector(shardSelectorOf(o))
 	if !s.honour || err != nil {
 		return func(runtime.Object) bool { return true }
 	}
@@ -126,9 +126,8 @@ func (s *shardServer) List(o metav1.ListOptions) (runtime.Object, error) {
 	match := s.matcher(o)
 	items = slices.DeleteFunc(items, func(obj runtime.Object) bool { return !match(obj) })
 	list := full.(*v1.List)
-	if s.honour && o.ShardSelector != "" {
-		sel, _ := ParseShardSelector(o.ShardSelector)
-		list.ShardInfo = &metav1.ShardInfo{Selector: sel.String()}
+	if sel, err := ParseShardSelector(shardSelectorOf(o)); s.honour && err == nil {
+		echoShardSelector(&list.ListMeta, sel.String())
 	}
 	if o.Limit > 0 && s.pageSize > 0 {
 		from, _ := strconv.Atoi(o.Continue)
@@ -313,8 +312,8 @@ func TestShardedInformer_HoldsExactlyItsShardWhetherOrNotTheServerFilters(t *tes
 			if diff := cmp.Diff(shardTruth(t, src), infStoreState(inf.GetStore())); diff != "" {
 				t.Fatalf("after the initial list (-want +got):\n%s", diff)
 			}
-			if got := lw.Mode(); got != tc.wantMode {
-				t.Errorf("Mode() after the initial list = %v, want %v", got, tc.wantMode)
+			if got, want := lw.Mode(), modeInThisBuild(tc.wantMode); got != want {
+				t.Errorf("Mode() after the initial list = %v, want %v", got, want)
 			}
 
 			// Live changes in and out of the shard, then a sentinel.
@@ -382,6 +381,9 @@ func changeBothHalves(src *framework.FakeControllerSource, prefix string) {
 
 func assertEveryRequestSharded(t *testing.T, requests []shardRequest, selector string) {
 	t.Helper()
+	if !canSendShardSelector() {
+		selector = "" // this build's apimachinery cannot send it
+	}
 	for i, r := range requests {
 		if r.ShardSelector != selector {
 			t.Errorf("request %d (%+v) has shard selector %q, want %q", i, r, r.ShardSelector, selector)
@@ -408,8 +410,12 @@ func assertRequestShapes(t *testing.T, requests []shardRequest, pageSize int, st
 		}
 	}
 	if streaming {
-		if streams < 2 || lists != 0 || probes != 1 {
-			t.Errorf("got %d streaming lists, %d lists and %d probes, want at least 2 streaming lists, no list and one probe: %+v", streams, lists, probes, requests)
+		wantProbes := 1
+		if !canSendShardSelector() {
+			wantProbes = 0 // nothing to learn: the selector is not sent
+		}
+		if streams < 2 || lists != 0 || probes != wantProbes {
+			t.Errorf("got %d streaming lists, %d lists and %d probes, want at least 2 streaming lists, no list and %d probes: %+v", streams, lists, probes, wantProbes, requests)
 		}
 		return
 	}
@@ -497,10 +503,13 @@ func (l *staticLister) ListWithContext(context.Context, metav1.ListOptions) (run
 
 func TestShardedListerWatcher_ReportsEachModeChangeOnceInLogAndGauge(t *testing.T) {
 	in, out := podNamed("in", true), podNamed("out", false)
-	podList := func(info *metav1.ShardInfo) runtime.Object {
-		return &v1.PodList{ListMeta: metav1.ListMeta{ShardInfo: info}, Items: []v1.Pod{*in, *out}}
+	podList := func(echoed string) runtime.Object {
+		list := &v1.PodList{Items: []v1.Pod{*in, *out}}
+		if echoed != "" {
+			echoShardSelector(&list.ListMeta, echoed)
+		}
+		return list
 	}
-	echoed := &metav1.ShardInfo{Selector: firstHalf}
 	unstructuredList := func(selector string) runtime.Object {
 		u := &unstructured.UnstructuredList{Object: map[string]interface{}{"metadata": map[string]interface{}{}}}
 		if selector != "" {
@@ -516,18 +525,34 @@ func TestShardedListerWatcher_ReportsEachModeChangeOnceInLogAndGauge(t *testing.
 		return u
 	}
 	lists := []runtime.Object{
-		podList(echoed), // server
-		podList(echoed), // server again: no new report
-		podList(nil),    // client
-		podList(&metav1.ShardInfo{Selector: secondHalf}), // another selector: client, warned
-		unstructuredList(firstHalf),                      // server
-		unstructuredList(""),                             // client
+		podList(firstHalf),          // server
+		podList(firstHalf),          // server again: no new report
+		podList(""),                 // client
+		podList(secondHalf),         // another selector: client, warned
+		unstructuredList(firstHalf), // server
+		unstructuredList(""),        // client
 	}
 	// When the server says it filtered, the list is passed on as it came
 	// (these hold an object outside the shard on purpose, to show it).
 	both, inOnly := []string{in.Name, out.Name}, []string{in.Name}
 	wantNames := [][]string{both, both, inOnly, inOnly, both, inOnly}
 	wantModes := []ShardMode{ShardModeServer, ShardModeServer, ShardModeClient, ShardModeClient, ShardModeServer, ShardModeClient}
+	wantGauge := []float64{0, 1, 2, 1, 2}
+	wantLogs := []string{
+		"The API server filters by the shard selector",
+		"The API server ignores the shard selector; filtering on the client",
+		"Warning: the API server applied another shard selector than the one requested; filtering on the client",
+		"The API server filters by the shard selector",
+		"The API server ignores the shard selector; filtering on the client",
+	}
+	if !canSendShardSelector() {
+		// No selector was sent, so no echo is believed: the client filters
+		// every list, from the first on.
+		wantNames = [][]string{inOnly, inOnly, inOnly, inOnly, inOnly, inOnly}
+		wantModes = []ShardMode{ShardModeClient, ShardModeClient, ShardModeClient, ShardModeClient, ShardModeClient, ShardModeClient}
+		wantGauge = []float64{0, 2}
+		wantLogs = wantLogs[1:2]
+	}
 
 	lw, err := NewShardedListerWatcher(&staticLister{lists: lists}, firstHalf)
 	if err != nil {
@@ -558,19 +583,12 @@ func TestShardedListerWatcher_ReportsEachModeChangeOnceInLogAndGauge(t *testing.
 			t.Errorf("list %d: Mode() = %v, want %v", i, lw.Mode(), wantModes[i])
 		}
 	}
-	if diff := cmp.Diff(map[string][]float64{"pods": {0, 1, 2, 1, 2}}, gauges.values); diff != "" {
+	if diff := cmp.Diff(map[string][]float64{"pods": wantGauge}, gauges.values); diff != "" {
 		t.Errorf("gauge values (-want +got):\n%s", diff)
 	}
 	var messages []string
 	for _, l := range logs() {
 		messages = append(messages, l.Message)
-	}
-	wantLogs := []string{
-		"The API server filters by the shard selector",
-		"The API server ignores the shard selector; filtering on the client",
-		"Warning: the API server applied another shard selector than the one requested; filtering on the client",
-		"The API server filters by the shard selector",
-		"The API server ignores the shard selector; filtering on the client",
 	}
 	if diff := cmp.Diff(wantLogs, messages); diff != "" {
 		t.Errorf("log messages (-want +got):\n%s", diff)
@@ -601,12 +619,18 @@ func TestShardedListerWatcher_WatchDropsOutsideEventsAndStopsCleanly(t *testing.
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := lw.Watch(metav1.ListOptions{ShardSelector: secondHalf, ResourceVersion: "5"})
+	callerOptions := metav1.ListOptions{ResourceVersion: "5"}
+	setShardSelector(&callerOptions, secondHalf)
+	w, err := lw.Watch(callerOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	if gotOptions.ShardSelector != firstHalf || gotOptions.ResourceVersion != "5" {
+	wantSelector := firstHalf
+	if !canSendShardSelector() {
+		wantSelector = ""
+	}
+	if shardSelectorOf(gotOptions) != wantSelector || gotOptions.ResourceVersion != "5" {
 		t.Errorf("watch options = %+v, want the shard selector replaced and the rest kept", gotOptions)
 	}
 	go func() {
@@ -755,7 +779,8 @@ func TestShardedListerWatcher_ReflectorsGetAModeGaugeUnderTheirName(t *testing.T
 	}
 	gauges.mu.Lock()
 	defer gauges.mu.Unlock()
-	if diff := cmp.Diff(map[string][]float64{"pods-shard-0": {0, 1}}, gauges.values); diff != "" {
+	want := []float64{0, float64(modeInThisBuild(ShardModeServer))}
+	if diff := cmp.Diff(map[string][]float64{"pods-shard-0": want}, gauges.values); diff != "" {
 		t.Errorf("gauge values (-want +got):\n%s", diff)
 	}
 }
@@ -774,7 +799,9 @@ func TestShardedListerWatcher_ProbesOnlyBeforeStreamingListsWhileTheModeIsUnknow
 		},
 		"the server echoes: probed once": {
 			list: func() (runtime.Object, error) {
-				return &v1.PodList{ListMeta: metav1.ListMeta{ShardInfo: &metav1.ShardInfo{Selector: firstHalf}}}, nil
+				list := &v1.PodList{}
+				echoShardSelector(&list.ListMeta, firstHalf)
+				return list, nil
 			},
 			watches:   []metav1.ListOptions{streaming, streaming},
 			wantLists: 1, wantMode: ShardModeServer,
@@ -810,16 +837,22 @@ func TestShardedListerWatcher_ProbesOnlyBeforeStreamingListsWhileTheModeIsUnknow
 				}
 				w.Stop()
 			}
-			if len(lists) != tc.wantLists {
-				t.Errorf("got %d lists, want %d", len(lists), tc.wantLists)
+			wantLists, wantMode := tc.wantLists, tc.wantMode
+			if !canSendShardSelector() {
+				// Nothing to probe for: the selector cannot be sent, so
+				// the first watch says the client filters.
+				wantLists, wantMode = 0, ShardModeClient
+			}
+			if len(lists) != wantLists {
+				t.Errorf("got %d lists, want %d", len(lists), wantLists)
 			}
 			for _, o := range lists {
-				if o.Limit != 1 || o.ShardSelector != firstHalf {
+				if o.Limit != 1 || shardSelectorOf(o) != firstHalf {
 					t.Errorf("probe options %+v, want limit 1 and the selector", o)
 				}
 			}
-			if lw.Mode() != tc.wantMode {
-				t.Errorf("Mode() = %v, want %v", lw.Mode(), tc.wantMode)
+			if lw.Mode() != wantMode {
+				t.Errorf("Mode() = %v, want %v", lw.Mode(), wantMode)
 			}
 		})
 	}

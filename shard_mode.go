@@ -4,10 +4,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 )
 
@@ -27,9 +23,10 @@ const (
 	// shard are neither sent nor decoded.
 	ShardModeServer
 	// ShardModeClient: the API server ignored the selector (its
-	// ShardedListAndWatch feature is off, or it predates the feature), so
-	// the ShardedListerWatcher drops what lies outside the shard after
-	// decoding it.
+	// ShardedListAndWatch feature is off, or it predates the feature), or
+	// the selector could not be sent (this build's apimachinery predates
+	// v0.37's ListOptions.ShardSelector), so the ShardedListerWatcher drops
+	// what lies outside the shard after decoding it.
 	ShardModeClient
 )
 
@@ -102,27 +99,4 @@ func (st *shardModeState) addGauge(g GaugeMetric) {
 	defer st.reportMu.Unlock()
 	st.gauges = append(st.gauges, g)
 	g.Set(float64(st.get()))
-}
-
-// shardInfoOf returns the selector a list response says was applied, and
-// whether it says so at all.
-func shardInfoOf(list runtime.Object) (string, bool) {
-	if u, ok := list.(*unstructured.UnstructuredList); ok {
-		sel, found, err := unstructured.NestedString(u.Object, "metadata", "shardInfo", "selector")
-		return sel, found && err == nil
-	}
-	sharded, ok := list.(metav1.ShardedListInterface)
-	if !ok {
-		lm, err := meta.ListAccessor(list)
-		if err != nil {
-			return "", false
-		}
-		if sharded, ok = lm.(metav1.ShardedListInterface); !ok {
-			return "", false
-		}
-	}
-	if info := sharded.GetShardInfo(); info != nil {
-		return info.Selector, true
-	}
-	return "", false
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math/bits"
 	"strings"
-
-	"k8s.io/apimachinery/pkg/sharding"
 )
 
 // ErrInvalidShardSelector is wrapped by every error ParseShardSelector,
@@ -37,17 +35,19 @@ const shardHashSpaceEnd = "0x10000000000000000"
 //
 // The server's parser needs an expression-language library this package
 // does not import, so this is a parser of that small grammar of our own,
-// with the server's rules. The result is apimachinery's sharding.Selector:
-// its Matches hashes an object exactly as the server does, and its String
-// is the canonical text a server echoes in ListMeta.ShardInfo.
+// with the server's rules. The result's Matches hashes an object exactly as
+// the server does, and its String is the canonical text a server echoes in
+// ListMeta.ShardInfo. Parsing and matching need no support from the
+// apimachinery in the build; sending the selector does (see
+// ShardedListerWatcher).
 //
 // Errors wrap ErrInvalidShardSelector and say where the text went wrong.
-func ParseShardSelector(selector string) (sharding.Selector, error) {
-	reqs, err := parseShardRanges(selector)
+func ParseShardSelector(selector string) (*ShardSelector, error) {
+	ranges, err := parseShardRanges(selector)
 	if err != nil {
 		return nil, fmt.Errorf("%w %q: %w", ErrInvalidShardSelector, selector, err)
 	}
-	return sharding.NewSelector(reqs...), nil
+	return &ShardSelector{ranges: ranges}, nil
 }
 
 // EvenShardSelector returns the selector of shard index (from 0) when the
@@ -76,7 +76,7 @@ func shardBoundary(i, count int) string {
 }
 
 // parseShardRanges returns the requirements selector names, checked.
-func parseShardRanges(selector string) ([]sharding.ShardRangeRequirement, error) {
+func parseShardRanges(selector string) ([]ShardRange, error) {
 	if strings.TrimSpace(selector) == "" {
 		return nil, errors.New("the selector is empty; leave the shard option out to hold every object")
 	}
@@ -91,8 +91,8 @@ func parseShardRanges(selector string) ([]sharding.ShardRangeRequirement, error)
 		return nil, p.errorAt(tok, "unexpected %s after the last shardRange", tok)
 	}
 	for _, r := range reqs[1:] {
-		if r.Key != reqs[0].Key {
-			return nil, fmt.Errorf("every shardRange must hash the same field, got %s and %s", reqs[0].Key, r.Key)
+		if r.Field != reqs[0].Field {
+			return nil, fmt.Errorf("every shardRange must hash the same field, got %s and %s", reqs[0].Field, r.Field)
 		}
 	}
 	return reqs, nil
@@ -113,7 +113,7 @@ type shardParser struct {
 }
 
 // disjunction parses terms joined by ||.
-func (p *shardParser) disjunction() ([]sharding.ShardRangeRequirement, error) {
+func (p *shardParser) disjunction() ([]ShardRange, error) {
 	reqs, err := p.term()
 	if err != nil {
 		return nil, err
@@ -130,13 +130,13 @@ func (p *shardParser) disjunction() ([]sharding.ShardRangeRequirement, error) {
 }
 
 // term parses a parenthesised disjunction or one shardRange call.
-func (p *shardParser) term() ([]sharding.ShardRangeRequirement, error) {
+func (p *shardParser) term() ([]ShardRange, error) {
 	if p.peek().kind != tokLParen {
 		req, err := p.call()
 		if err != nil {
 			return nil, err
 		}
-		return []sharding.ShardRangeRequirement{req}, nil
+		return []ShardRange{req}, nil
 	}
 	open := p.next()
 	if p.depth == maxShardSelectorNesting {
@@ -155,36 +155,36 @@ func (p *shardParser) term() ([]sharding.ShardRangeRequirement, error) {
 }
 
 // call parses shardRange(path, 'start', 'end') and checks its arguments.
-func (p *shardParser) call() (sharding.ShardRangeRequirement, error) {
+func (p *shardParser) call() (ShardRange, error) {
 	fn, err := p.expect(tokIdent, "shardRange")
 	if err != nil {
-		return sharding.ShardRangeRequirement{}, err
+		return ShardRange{}, err
 	}
 	if fn.text != "shardRange" {
-		return sharding.ShardRangeRequirement{}, p.errorAt(fn, "unsupported function %q: only shardRange and || are allowed", fn.text)
+		return ShardRange{}, p.errorAt(fn, "unsupported function %q: only shardRange and || are allowed", fn.text)
 	}
 	if _, err := p.expect(tokLParen, `"(" after shardRange`); err != nil {
-		return sharding.ShardRangeRequirement{}, err
+		return ShardRange{}, err
 	}
 	path, err := p.path()
 	if err != nil {
-		return sharding.ShardRangeRequirement{}, err
+		return ShardRange{}, err
 	}
 	start, err := p.bound("start")
 	if err != nil {
-		return sharding.ShardRangeRequirement{}, err
+		return ShardRange{}, err
 	}
 	end, err := p.bound("end")
 	if err != nil {
-		return sharding.ShardRangeRequirement{}, err
+		return ShardRange{}, err
 	}
 	if _, err := p.expect(tokRParen, `")" closing shardRange (it takes three arguments)`); err != nil {
-		return sharding.ShardRangeRequirement{}, err
+		return ShardRange{}, err
 	}
-	if !sharding.HexLess(start, end) {
-		return sharding.ShardRangeRequirement{}, fmt.Errorf("shardRange start %s is not below its end %s", start, end)
+	if !hexBelow(start, end) {
+		return ShardRange{}, fmt.Errorf("shardRange start %s is not below its end %s", start, end)
 	}
-	return sharding.ShardRangeRequirement{Key: path, Start: start, End: end}, nil
+	return ShardRange{Field: path, Start: start, End: end}, nil
 }
 
 // path parses the dotted field to hash and checks it is one the server
@@ -205,7 +205,7 @@ func (p *shardParser) path() (string, error) {
 	}
 	path := strings.Join(parts, ".")
 	switch path {
-	case "object.metadata.uid", "object.metadata.namespace":
+	case shardFieldUID, shardFieldNamespace:
 		return path, nil
 	}
 	return "", p.errorAt(first, "unsupported field %q: use object.metadata.uid or object.metadata.namespace", path)

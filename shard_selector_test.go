@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -21,34 +20,34 @@ const (
 func TestParseShardSelector_AcceptsTheServersGrammarInCanonicalForm(t *testing.T) {
 	cases := map[string]struct {
 		in   string
-		want []sharding.ShardRangeRequirement
+		want []ShardRange
 		// canonical is the selector's String; empty means in itself.
 		canonical string
 	}{
 		"one range": {
 			in:   firstHalf,
-			want: []sharding.ShardRangeRequirement{{Key: "object.metadata.uid", Start: "0x0000000000000000", End: "0x8000000000000000"}},
+			want: []ShardRange{{Field: "object.metadata.uid", Start: "0x0000000000000000", End: "0x8000000000000000"}},
 		},
 		"end of the hash space": {
 			in:   secondHalf,
-			want: []sharding.ShardRangeRequirement{{Key: "object.metadata.uid", Start: "0x8000000000000000", End: "0x10000000000000000"}},
+			want: []ShardRange{{Field: "object.metadata.uid", Start: "0x8000000000000000", End: "0x10000000000000000"}},
 		},
 		"namespace key": {
 			in:   "shardRange(object.metadata.namespace, '0x0000000000000000', '0x4000000000000000')",
-			want: []sharding.ShardRangeRequirement{{Key: "object.metadata.namespace", Start: "0x0000000000000000", End: "0x4000000000000000"}},
+			want: []ShardRange{{Field: "object.metadata.namespace", Start: "0x0000000000000000", End: "0x4000000000000000"}},
 		},
 		"two ranges joined by or": {
 			in: firstHalf + " || " + secondHalf,
-			want: []sharding.ShardRangeRequirement{
-				{Key: "object.metadata.uid", Start: "0x0000000000000000", End: "0x8000000000000000"},
-				{Key: "object.metadata.uid", Start: "0x8000000000000000", End: "0x10000000000000000"},
+			want: []ShardRange{
+				{Field: "object.metadata.uid", Start: "0x0000000000000000", End: "0x8000000000000000"},
+				{Field: "object.metadata.uid", Start: "0x8000000000000000", End: "0x10000000000000000"},
 			},
 		},
 		"parentheses, double quotes and odd spacing": {
 			in: "  ( shardRange( object . metadata.uid ,\"0x0000000000000000\",'0x0000000000000001' )||(" + secondHalf + "))\n",
-			want: []sharding.ShardRangeRequirement{
-				{Key: "object.metadata.uid", Start: "0x0000000000000000", End: "0x0000000000000001"},
-				{Key: "object.metadata.uid", Start: "0x8000000000000000", End: "0x10000000000000000"},
+			want: []ShardRange{
+				{Field: "object.metadata.uid", Start: "0x0000000000000000", End: "0x0000000000000001"},
+				{Field: "object.metadata.uid", Start: "0x8000000000000000", End: "0x10000000000000000"},
 			},
 			canonical: "shardRange(object.metadata.uid, '0x0000000000000000', '0x0000000000000001') || " + secondHalf,
 		},
@@ -59,7 +58,7 @@ func TestParseShardSelector_AcceptsTheServersGrammarInCanonicalForm(t *testing.T
 			if err != nil {
 				t.Fatalf("ParseShardSelector: %v", err)
 			}
-			if diff := cmp.Diff(tc.want, sel.Requirements()); diff != "" {
+			if diff := cmp.Diff(tc.want, sel.Ranges()); diff != "" {
 				t.Errorf("requirements (-want +got):\n%s", diff)
 			}
 			want := tc.canonical
@@ -157,7 +156,7 @@ func FuzzNewShardedListerWatcher(f *testing.F) {
 		if again.String() != s.Selector() {
 			t.Fatalf("canonical form %q parses to %q", s.Selector(), again.String())
 		}
-		if len(again.Requirements()) == 0 {
+		if len(again.Ranges()) == 0 {
 			t.Fatalf("%q parsed to a selector matching everything", in)
 		}
 	})
@@ -166,7 +165,7 @@ func FuzzNewShardedListerWatcher(f *testing.F) {
 func TestEvenShardSelector_CutsTheHashSpaceIntoContiguousEqualRanges(t *testing.T) {
 	for _, count := range []int{1, 2, 3, 4, 7, 16} {
 		t.Run(fmt.Sprint(count), func(t *testing.T) {
-			var reqs []sharding.ShardRangeRequirement
+			var reqs []ShardRange
 			for i := range count {
 				text, err := EvenShardSelector(i, count)
 				if err != nil {
@@ -179,7 +178,7 @@ func TestEvenShardSelector_CutsTheHashSpaceIntoContiguousEqualRanges(t *testing.
 				if sel.String() != text {
 					t.Errorf("shard %d: %q is not in canonical form %q", i, text, sel.String())
 				}
-				reqs = append(reqs, sel.Requirements()...)
+				reqs = append(reqs, sel.Ranges()...)
 			}
 			if reqs[0].Start != "0x0000000000000000" || reqs[count-1].End != shardHashSpaceEnd {
 				t.Errorf("ranges do not span the hash space: %+v", reqs)
@@ -195,7 +194,7 @@ func TestEvenShardSelector_CutsTheHashSpaceIntoContiguousEqualRanges(t *testing.
 
 func TestEvenShardSelector_EveryObjectIsInExactlyOneShard(t *testing.T) {
 	const count = 3
-	sels := make([]sharding.Selector, count)
+	sels := make([]*ShardSelector, count)
 	for i := range count {
 		text, err := EvenShardSelector(i, count)
 		if err != nil {

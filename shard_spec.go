@@ -5,7 +5,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/sharding"
 )
 
 // This file holds one shard selector as a ShardedListerWatcher uses it:
@@ -18,12 +17,12 @@ const firstShardGen = 1
 // shardSpec is one selector a ShardedListerWatcher holds: parsed, in the
 // canonical form a server echoes, and numbered. It never changes.
 type shardSpec struct {
-	selector sharding.Selector
+	selector *ShardSelector
 	text     string
 	gen      uint64
 }
 
-func newShardSpec(sel sharding.Selector, gen uint64) *shardSpec {
+func newShardSpec(sel *ShardSelector, gen uint64) *shardSpec {
 	return &shardSpec{selector: sel, text: sel.String(), gen: gen}
 }
 

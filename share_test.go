@@ -26,7 +26,7 @@ func sharePod(rs, i int) *v1.Pod {
 			Labels:    map[string]string{"app": fmt.Sprintf("app-%d", rs), "tier": "web"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{
 				Manager: "controller", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1",
-				Time: &ts, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{}}`),
+				Time: &ts, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{}}`)},
 			}},
 		},
 		Spec: v1.PodSpec{Containers: []v1.Container{{

@@ -29,7 +29,10 @@
 #
 # Environment: GO (default go), ECOSYSTEM_VARIANTS (default "stock overlay
 # bridge"), ECOSYSTEM_WORK (default ecosystem/.work), ECOSYSTEM_FOCUS (a
-# Ginkgo focus regexp replacing the mode's).
+# Ginkgo focus regexp replacing the mode's), ECOSYSTEM_MINOR (the client-go
+# minor, default v0.37: controller-runtime v0.25.2 on client-go v0.37.2;
+# v0.36: v0.24.1 on v0.36.6; v0.35: v0.23.3 on v0.35.10; results then go
+# to results/MODE-MINOR).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -39,8 +42,13 @@ GO=${GO:-go}
 WORK=${ECOSYSTEM_WORK:-$HERE/.work}
 VARIANTS=${ECOSYSTEM_VARIANTS:-stock overlay bridge}
 CR_MODULE=sigs.k8s.io/controller-runtime
-CR_VERSION=v0.25.2
-CLIENT_GO_VERSION=v0.37.2
+MINOR=${ECOSYSTEM_MINOR:-v0.37}
+case $MINOR in
+  v0.37) CR_VERSION=v0.25.2 CLIENT_GO_VERSION=v0.37.2 ;;
+  v0.36) CR_VERSION=v0.24.1 CLIENT_GO_VERSION=v0.36.6 ;;
+  v0.35) CR_VERSION=v0.23.3 CLIENT_GO_VERSION=v0.35.10 ;;
+  *) echo "ecosystem: ECOSYSTEM_MINOR=$MINOR: supported are v0.35, v0.36, v0.37" >&2; exit 2 ;;
+esac
 MODE=${1:-smoke}
 
 # The smoke subset (Ginkgo matches "Cache Suite <containers> <spec>"): the
@@ -63,6 +71,7 @@ case $MODE in
   *) say "usage: $0 whole|smoke"; exit 2 ;;
 esac
 RESULTS=$WORK/results/$MODE
+[[ $MINOR == v0.37 ]] || RESULTS=$RESULTS-$MINOR
 
 # module_dir prints the module cache directory of controller-runtime.
 module_dir() {
@@ -100,15 +109,15 @@ prepare() {
   local v=$1 dir=$WORK/$1/controller-runtime
   rm -rf "$dir" && mkdir -p "$WORK/$v" && cp -r "$SRC" "$dir" && chmod -R u+w "$dir" || return 1
   cd "$dir" || return 1
-  # Every variant runs on client-go v0.37.2, the release kcache matches
-  # (controller-runtime v0.25.2 asks for v0.37.0).
+  # Every variant runs on the newest client-go of the minor (controller-
+  # runtime asks for an older patch); the overlay is written for it.
   "$GO" get "k8s.io/client-go@$CLIENT_GO_VERSION" >/dev/null 2>&1 || {
     say "$v: go get k8s.io/client-go@$CLIENT_GO_VERSION failed"
     return 1
   }
   case $v in
     overlay)
-      make -s -C "$ROOT" overlay DIR="$WORK/overlay/client-go" OVERLAY_FLAGS=-force >"$WORK/overlay/make-overlay.log" 2>&1 || {
+      make -s -C "$ROOT" overlay DIR="$WORK/overlay/client-go" VERSION="$CLIENT_GO_VERSION" OVERLAY_FLAGS=-force >"$WORK/overlay/make-overlay.log" 2>&1 || {
         say "overlay: make overlay failed, see $WORK/overlay/make-overlay.log"
         return 1
       }

@@ -12,7 +12,6 @@ import (
 	kcache "github.com/kcache/cache"
 	"github.com/kcache/cache/membership"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -184,7 +183,7 @@ func (r *rebalanceReplica) startInformer(t *testing.T, namespaces []string) {
 }
 
 // selector returns the shard the replica's informer is on now.
-func (r *rebalanceReplica) selector(t testing.TB) sharding.Selector {
+func (r *rebalanceReplica) selector(t testing.TB) *kcache.ShardSelector {
 	t.Helper()
 	sel, err := kcache.ParseShardSelector(r.source.lw.Selector())
 	if err != nil {

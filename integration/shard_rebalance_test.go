@@ -8,7 +8,6 @@ import (
 
 	kcache "github.com/kcache/cache"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
@@ -132,7 +131,7 @@ func rebalanceLeave(t *testing.T, work *shardWorkload, stable []metav1.Object, l
 // of its third alone.
 func rebalanceJoin(t *testing.T, work *shardWorkload, stable []metav1.Object, leaving *rebalanceReplica, replicas []*rebalanceReplica) {
 	t.Helper()
-	thirds := make([]sharding.Selector, len(replicas))
+	thirds := make([]*kcache.ShardSelector, len(replicas))
 	for i := range thirds {
 		text, err := kcache.EvenShardSelector(i, len(replicas))
 		if err != nil {

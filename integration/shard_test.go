@@ -12,7 +12,6 @@ import (
 	kcache "github.com/kcache/cache"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/sharding"
 )
 
 // shardReplicas is the number of replicas TestShardedReplicas splits the
@@ -29,7 +28,7 @@ type replica struct {
 	name string
 	// sharded is the informer's ListerWatcher, nil for the unsharded one.
 	sharded  *kcache.ShardedListerWatcher
-	selector sharding.Selector
+	selector *kcache.ShardSelector
 	counting *countingLW
 	bytes    *byteCounter
 	// heap is the growth of the live heap while the informer started and

@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 )
@@ -56,7 +55,7 @@ func expectedShardMode() (mode kcache.ShardMode, ok bool) {
 
 // inSelector reports whether the object with uid lies in sel; the UID is
 // the only field the selectors of these tests hash.
-func inSelector(t testing.TB, sel sharding.Selector, uid types.UID) bool {
+func inSelector(t testing.TB, sel *kcache.ShardSelector, uid types.UID) bool {
 	t.Helper()
 	ok, err := sel.Matches(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}})
 	if err != nil {
@@ -66,7 +65,7 @@ func inSelector(t testing.TB, sel sharding.Selector, uid types.UID) bool {
 }
 
 // part returns the entries of snap whose UID lies in sel.
-func part(t testing.TB, snap snapshot, sel sharding.Selector) snapshot {
+func part(t testing.TB, snap snapshot, sel *kcache.ShardSelector) snapshot {
 	t.Helper()
 	out := snapshot{}
 	for k, v := range snap {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # apidiff.sh OVERLAY_DIR [apidiff flags]: compares the API of an overlay's
-# tools/cache with client-go's, using the shared apidiff tool (APIDIFF, by
+# tools/cache with that of the client-go release it was written for (read
+# from its marker), using the shared apidiff tool (APIDIFF, by
 # default ../../shared/tools/apidiff beside the repository). apidiff wants a
 # module with the package at its root, so the package is copied into a
 # scratch module that takes k8s.io/client-go from the overlay itself.
@@ -13,10 +14,15 @@ if [ ! -x "$apidiff" ]; then
   echo "apidiff.sh: no apidiff at $apidiff; set APIDIFF" >&2
   exit 2
 fi
+version="$(sed -n 's/^ *"clientGo": *"\([^"]*\)".*/\1/p' "$overlay/.kcache-overlay.json")"
+if [ -z "$version" ]; then
+  echo "apidiff.sh: $overlay has no kcache-overlay marker naming its client-go" >&2
+  exit 2
+fi
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 cp "$overlay"/tools/cache/*.go "$scratch"/
 sed 's#^module k8s.io/client-go$#module kcache.invalid/overlaycheck#' "$overlay/go.mod" >"$scratch/go.mod"
 cp "$overlay/go.sum" "$scratch/go.sum"
-(cd "$scratch" && GOWORK=off go mod edit -require=k8s.io/client-go@v0.37.2 -replace=k8s.io/client-go="$overlay")
-"$apidiff" "$@" "$scratch"
+(cd "$scratch" && GOWORK=off go mod edit -require=k8s.io/client-go@"$version" -replace=k8s.io/client-go="$overlay")
+"$apidiff" --ref-version "$version" "$@" "$scratch"

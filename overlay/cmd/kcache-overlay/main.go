@@ -24,7 +24,7 @@ import (
 func main() {
 	var o overlay.Options
 	flag.StringVar(&o.Out, "o", "", "directory to write the client-go module to (must not exist, be empty, or hold an overlay written earlier with -force)")
-	flag.StringVar(&o.ClientGoVersion, "client-go-version", overlay.ReferenceClientGoVersion, "client-go release to copy (v0.37.x with the same tools/cache API as "+overlay.ReferenceClientGoVersion+")")
+	flag.StringVar(&o.ClientGoVersion, "client-go-version", overlay.ReferenceClientGoVersion, "client-go release to copy: "+overlay.SupportedReleases()+"; tools/cache presents that release's API")
 	flag.StringVar(&o.KcacheDir, "kcache", "", "kcache checkout to take tools/cache from (default: the version this tool was built at, else the checkout containing the current directory)")
 	flag.StringVar(&o.KcacheVersion, "kcache-version", "", "kcache module version or revision to take from the module cache instead of -kcache")
 	flag.BoolVar(&o.Force, "force", false, "replace a directory written earlier by kcache-overlay")

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/mod/semver"
 )
 
 // e2eEnv switches on TestOverlayE2E, which builds, vets and tests a real
@@ -23,14 +25,21 @@ const e2eEnv = "KCACHE_OVERLAY_E2E"
 // e2eRaceEnv, when set to 1, runs client-go's package tests with -race.
 const e2eRaceEnv = "KCACHE_OVERLAY_E2E_RACE"
 
-// TestOverlayE2E generates an overlay from this checkout and client-go
-// v0.37.2, then, with kcache as its tools/cache:
+// e2eVersionsEnv, if set, lists the client-go releases TestOverlayE2E
+// writes overlays for (comma-separated); by default the newest release of
+// every supported minor.
+const e2eVersionsEnv = "KCACHE_OVERLAY_E2E_VERSIONS"
+
+// TestOverlayE2E generates an overlay from this checkout for each tested
+// client-go release (e2eVersions), then, with kcache as its tools/cache:
 //   - builds the whole module (go build ./...);
 //   - vets every package whose code or tests import tools/cache;
 //   - runs the tests of those packages, of informers/... and listers/...,
-//     and of packages whose tests use informers or listers, plus two test
+//     and of packages whose tests use informers or listers, plus test
 //     files of ours dropped into tools/cache (gates from client-go's
-//     registry; client-go's Getter), and reports the counts.
+//     registry; client-go's Getter; an informer syncs and stops; on v0.35
+//     a Store without Bookmark),
+//     and reports the counts and the time per release.
 //
 // The go commands run with -trimpath, so the build cache serves the
 // packages that did not change since the last run, wherever the checkout
@@ -39,21 +48,60 @@ func TestOverlayE2E(t *testing.T) {
 	if os.Getenv(e2eEnv) != "1" {
 		t.Skipf("set %s=1 to build and test a real overlay", e2eEnv)
 	}
+	for _, version := range e2eVersions() {
+		t.Run(version, func(t *testing.T) {
+			start := time.Now()
+			overlayE2E(t, version)
+			t.Logf("client-go %s: overlay written, built, vetted and tested in %v", version, time.Since(start).Round(time.Second))
+		})
+	}
+}
+
+// e2eVersions are the releases TestOverlayE2E tests.
+func e2eVersions() []string {
+	if v := os.Getenv(e2eVersionsEnv); v != "" {
+		return strings.Split(v, ",")
+	}
+	var out []string
+	for _, m := range supportedMinors {
+		out = append(out, m.newest)
+	}
+	return out
+}
+
+// e2eTestFiles are our test files dropped into the overlay's tools/cache
+// for a release, by testdata name.
+func e2eTestFiles(version string) map[string]string {
+	files := map[string]string{
+		"getter_test.go.txt":        "tools/cache/overlay_getter_test.go",
+		"informer_sync_test.go.txt": "tools/cache/overlay_informer_sync_test.go",
+	}
+	if semver.MajorMinor(version) == "v0.35" {
+		files["gates_v035_test.go.txt"] = "tools/cache/overlay_gates_test.go"
+		files["narrow_store_v035_test.go.txt"] = "tools/cache/overlay_narrow_store_test.go"
+	} else {
+		files["gates_test.go.txt"] = "tools/cache/overlay_gates_test.go"
+	}
+	return files
+}
+
+// overlayE2E is TestOverlayE2E for one client-go release.
+func overlayE2E(t *testing.T, version string) {
 	ctx := context.Background()
-	dir := e2eDir(t)
+	dir := e2eDir(t, version)
 	start := time.Now()
-	res, err := Generate(ctx, Options{Out: dir, KcacheDir: repoRoot(t), Force: true, Logf: t.Logf})
+	res, err := Generate(ctx, Options{Out: dir, ClientGoVersion: version, KcacheDir: repoRoot(t), Force: true, Check: true, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("generated %s (kcache %s, client-go %s) in %v", dir, res.Marker.Kcache, res.Marker.ClientGo, time.Since(start).Round(time.Second))
+	t.Logf("generated %s (kcache %s, client-go %s, %d adaptations) in %v", dir, res.Marker.Kcache, res.Marker.ClientGo, len(res.Marker.Adapted), time.Since(start).Round(time.Second))
 	checkOverlayTree(t, dir, res.Marker)
-	for name, src := range map[string]string{"gates_test.go.txt": "tools/cache/overlay_gates_test.go", "getter_test.go.txt": "tools/cache/overlay_getter_test.go"} {
+	for name, dst := range e2eTestFiles(version) {
 		data, err := os.ReadFile(filepath.Join("testdata", "e2e", name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeFiles(t, dir, map[string]string{src: string(data)})
+		writeFiles(t, dir, map[string]string{dst: string(data)})
 	}
 
 	// -trimpath keeps the overlay's directory out of the build cache's
@@ -84,27 +132,32 @@ func TestOverlayE2E(t *testing.T) {
 	start = time.Now()
 	out, testErr := g.run(ctx, dir, append(args, testPkgs...)...)
 	sum := summarize(out)
-	t.Logf("client-go tests with the overlay (%d packages with tests): %d passed, %d failed, %d skipped, in %v",
-		sum.packages, sum.passed, sum.failed, sum.skipped, time.Since(start).Round(time.Second))
+	t.Logf("client-go %s tests with the overlay (%d packages with tests): %d passed, %d failed, %d skipped, in %v",
+		version, sum.packages, sum.passed, sum.failed, sum.skipped, time.Since(start).Round(time.Second))
 	for _, line := range sum.perPackage {
 		t.Log("  " + line)
 	}
 	if testErr != nil || sum.failed > 0 || sum.passed == 0 {
 		t.Fatalf("client-go's tests failed with the overlay: %v\nfailed: %s", testErr, strings.Join(sum.failures, ", "))
 	}
-	for _, want := range []string{"TestOverlay_GatesComeFromClientGosRegistry", "TestOverlay_ListWatchFromClientSendsClientGosRequests"} {
-		if !slices.Contains(sum.passedNames, want) {
-			t.Errorf("%s did not run and pass", want)
+	want := []string{"TestOverlay_GatesComeFromClientGosRegistry", "TestOverlay_ListWatchFromClientSendsClientGosRequests", "TestOverlay_InformerSyncsAndStops"}
+	if semver.MajorMinor(version) == "v0.35" {
+		want = append(want, "TestOverlay_NarrowStoreWorksInTheLibrary")
+	}
+	for _, name := range want {
+		if !slices.Contains(sum.passedNames, name) {
+			t.Errorf("%s did not run and pass", name)
 		}
 	}
 }
 
-// e2eDir is where TestOverlayE2E writes its overlay: a fixed path per
-// checkout under the temporary directory (so build results are reused
-// across runs and two checkouts never share it), removed after the test.
-func e2eDir(t *testing.T) string {
+// e2eDir is where TestOverlayE2E writes its overlay of a release: a fixed
+// path per checkout and release under the temporary directory (so build
+// results are reused across runs and two checkouts never share it),
+// removed after the test.
+func e2eDir(t *testing.T, version string) string {
 	sum := sha256.Sum256([]byte(repoRoot(t)))
-	parent := filepath.Join(os.TempDir(), fmt.Sprintf("kcache-overlay-e2e-%x", sum[:6]))
+	parent := filepath.Join(os.TempDir(), fmt.Sprintf("kcache-overlay-e2e-%x", sum[:6]), version)
 	t.Cleanup(func() {
 		if err := os.RemoveAll(parent); err != nil {
 			t.Errorf("removing %s: %v", parent, err)
@@ -145,7 +198,11 @@ func checkOverlayTree(t *testing.T, dir string, m Marker) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, rel := range []string{"go.mod", "go.sum", "tools/cache/synctrack/synctrack.go", "informers/factory.go", "rest/request.go"} {
+	same := []string{"tools/cache/synctrack/synctrack.go", "informers/factory.go", "rest/request.go"}
+	if len(m.RequirementsChanged) == 0 {
+		same = append(same, "go.mod", "go.sum")
+	}
+	for _, rel := range same {
 		want, err := os.ReadFile(filepath.Join(cg.Dir, filepath.FromSlash(rel)))
 		if err != nil {
 			t.Fatal(err)

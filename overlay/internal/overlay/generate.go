@@ -7,7 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
+	"slices"
 )
 
 // Generate writes the overlay module described by o and returns what it
@@ -45,9 +45,6 @@ func Generate(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("getting client-go: %w", err)
 	}
 	o.logf("client-go %s from %s", cg.Version, cg.Dir)
-	if err := checkSameAPI(ctx, g, cg); err != nil {
-		return nil, err
-	}
 
 	staging, err := newStagingDir(target)
 	if err != nil {
@@ -68,6 +65,9 @@ func Generate(ctx context.Context, o Options) (*Result, error) {
 		if _, err := g.run(ctx, staging, "build", "-trimpath", "./"+cacheDir+"/..."); err != nil {
 			return nil, fmt.Errorf("the generated overlay does not build; %s left unchanged: %w", target, err)
 		}
+		if err := checkTestingAPI(ctx, g, staging, cg); err != nil {
+			return nil, err
+		}
 	}
 	// Look again: the target may have appeared while the tree was built.
 	if _, err := inspectTarget(target, o.Force); err != nil {
@@ -79,44 +79,6 @@ func Generate(ctx context.Context, o Options) (*Result, error) {
 	renamed = true
 	o.logf("wrote %s", target)
 	return &Result{Dir: target, Marker: m}, nil
-}
-
-// checkSameAPI accepts the reference client-go as it is, and another
-// v0.37.x only if its tools/cache and tools/cache/testing export exactly
-// what the reference's do.
-func checkSameAPI(ctx context.Context, g goTool, cg moduleInfo) error {
-	if cg.Version == ReferenceClientGoVersion {
-		return nil
-	}
-	ref, err := g.download(ctx, ClientGoModule, ReferenceClientGoVersion)
-	if err != nil {
-		return fmt.Errorf("getting the reference client-go to compare APIs: %w", err)
-	}
-	return compareAPIs(ref.Dir, cg.Dir, cg.Version)
-}
-
-// compareAPIs returns an error describing how the tools/cache and
-// tools/cache/testing APIs of the client-go tree in dir (at version) differ
-// from those of the reference tree in refDir, or nil if they do not.
-func compareAPIs(refDir, dir, version string) error {
-	for _, pkg := range []string{cacheDir, testingDir} {
-		want, err := exportedAPI(filepath.Join(refDir, filepath.FromSlash(pkg)))
-		if err != nil {
-			return fmt.Errorf("reading client-go %s %s: %w", ReferenceClientGoVersion, pkg, err)
-		}
-		got, err := exportedAPI(filepath.Join(dir, filepath.FromSlash(pkg)))
-		if err != nil {
-			return fmt.Errorf("reading client-go %s %s: %w", version, pkg, err)
-		}
-		if diff := diffAPI(want, got); len(diff) > 0 {
-			if len(diff) > 10 {
-				diff = append(diff[:10], fmt.Sprintf("... and %d more", len(diff)-10))
-			}
-			return fmt.Errorf("client-go %s is not supported: its %s API differs from %s, which kcache matches:\n  %s",
-				version, pkg, ReferenceClientGoVersion, strings.Join(diff, "\n  "))
-		}
-	}
-	return nil
 }
 
 // assemble fills the empty directory dst with the overlay module and
@@ -174,21 +136,52 @@ func assemble(ctx context.Context, g goTool, src kcacheSource, cg moduleInfo, ds
 	if err != nil {
 		return Marker{}, fmt.Errorf("comparing requirements: %w", err)
 	}
+	bumps = withoutPinned(bumps, cg.Version)
 	if len(bumps) > 0 || goVersion != "" {
 		if err := applyBumps(dst, bumps, goVersion); err != nil {
 			return Marker{}, fmt.Errorf("raising requirements: %w", err)
 		}
-		if _, err := g.run(ctx, dst, "mod", "tidy"); err != nil {
-			return Marker{}, fmt.Errorf("completing go.sum after raising %v: %w", bumps, err)
+		if len(bumps) > 0 {
+			if _, err := g.run(ctx, dst, "mod", "tidy"); err != nil {
+				return Marker{}, fmt.Errorf("completing go.sum after raising %v: %w", bumps, err)
+			}
+			if err := checkPinned(cmod, dst, cg.Version); err != nil {
+				return Marker{}, err
+			}
 		}
 		m.RequirementsChanged = bumps
 		if goVersion != "" {
 			m.RequirementsChanged = append(m.RequirementsChanged, "go "+goVersion)
 		}
 	}
+	ad, err := adaptToRelease(ctx, g, dst, cg, head)
+	if err != nil {
+		return Marker{}, err
+	}
+	for _, f := range ad.changed {
+		if !slices.Contains(m.Generated, f) {
+			m.Generated = append(m.Generated, f)
+		}
+	}
+	m.Adapted = ad.notes
 	m.Generated = append(m.Generated, MarkerFile)
 	if err := writeMarker(dst, m); err != nil {
 		return Marker{}, err
 	}
 	return m, nil
+}
+
+// checkTestingAPI compares the overlay's tools/cache/testing, built, with
+// the release's: every name the release exports must be there, the same.
+func checkTestingAPI(ctx context.Context, g goTool, dir string, cg moduleInfo) error {
+	const pkg = ClientGoModule + "/" + testingDir
+	got, err := loadCompiled(ctx, g, dir, pkg)
+	if err != nil {
+		return fmt.Errorf("reading the overlay's %s: %w", testingDir, err)
+	}
+	want, err := loadCompiled(ctx, g, cg.Dir, pkg)
+	if err != nil {
+		return fmt.Errorf("reading client-go %s's %s: %w", cg.Version, testingDir, err)
+	}
+	return sameAPI(testingDir, packageAPI(got), packageAPI(want), nil, cg.Version)
 }

@@ -27,8 +27,8 @@ func TestGenerate_BadInputChangesNothing(t *testing.T) {
 	}{
 		{
 			name:    "older client-go",
-			opts:    func(t *testing.T, o *Options) { o.ClientGoVersion = "v0.36.4" },
-			wantErr: []string{"client-go v0.36.4 is not supported", "v0.37.2"},
+			opts:    func(t *testing.T, o *Options) { o.ClientGoVersion = "v0.34.13" },
+			wantErr: []string{"client-go v0.34.13 is not supported", "v0.35.x", "v0.36.x", "v0.37.x"},
 		},
 		{
 			name:    "newer client-go, over an earlier overlay with force",

@@ -81,8 +81,9 @@ func stringConsts(dir, file, typeName string) ([]gateConst, error) {
 
 // featuresFile generates the overlay's features.go: the same gate constant
 // names kcache's package uses, bound to client-go's constants, and a
-// featureEnabled that asks client-go's current feature gates. Every gate
-// kcache reads must exist in client-go's features package.
+// featureEnabled that asks client-go's current feature gates. A gate kcache
+// reads that this client-go release does not define is always off (the
+// release predates it, and behaves as with it off).
 func featuresFile(kcacheDir, clientGoFeaturesDir, head string) ([]byte, error) {
 	ours, err := stringConsts(kcacheDir, "features.go", kcacheGateType)
 	if err != nil {
@@ -116,10 +117,13 @@ type featureName = clientgofeatures.Feature
 // uses.
 const (
 `)
+	var absent []string
 	for _, c := range ours {
 		cg, ok := byGate[c.gate]
 		if !ok {
-			return nil, fmt.Errorf("kcache reads feature gate %q, which client-go's features package does not define", c.gate)
+			fmt.Fprintf(&b, "\t%s featureName = %q // not a gate of this client-go release: always off\n", c.ident, c.gate)
+			absent = append(absent, c.ident)
+			continue
 		}
 		fmt.Fprintf(&b, "\t%s = clientgofeatures.%s\n", c.ident, cg)
 	}
@@ -128,7 +132,17 @@ const (
 // featureEnabled reports whether the named gate is on in client-go's
 // current feature gates.
 func featureEnabled(name featureName) bool {
-	return clientgofeatures.FeatureGates().Enabled(name)
+`)
+	if len(absent) > 0 {
+		fmt.Fprintf(&b, `	switch name {
+	case %s:
+		// This release does not have these gates; it behaves as with
+		// them off, and its registry would reject the names.
+		return false
+	}
+`, strings.Join(absent, ", "))
+	}
+	b.WriteString(`	return clientgofeatures.FeatureGates().Enabled(name)
 }
 `)
 	return formatGenerated("features.go", b.Bytes())

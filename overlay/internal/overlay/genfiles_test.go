@@ -13,7 +13,7 @@ var clientGoFeaturesStub = map[string]string{
 	"known_test.go":     "package features\n\nconst TestOnly Feature = \"TestOnly\"\n",
 }
 
-func TestFeaturesFile_BindsEveryKcacheGateToClientGos(t *testing.T) {
+func TestFeaturesFile_BindsKcacheGatesToClientGos(t *testing.T) {
 	tests := []struct {
 		name      string
 		features  string
@@ -31,9 +31,14 @@ func TestFeaturesFile_BindsEveryKcacheGateToClientGos(t *testing.T) {
 			},
 		},
 		{
-			name:     "gate client-go lacks",
-			features: "package cache\n\ntype featureName string\n\nconst featureTestOnly featureName = \"TestOnly\"\n",
-			wantErr:  `reads feature gate "TestOnly"`,
+			name:     "gate this release lacks is always off",
+			features: "package cache\n\ntype featureName string\n\nconst (\n\tfeatureTestOnly featureName = \"TestOnly\"\n\tfeatureWatchListClient featureName = \"WatchListClient\"\n)\n",
+			wantLines: []string{
+				`featureTestOnly        featureName = "TestOnly" // not a gate of this client-go release: always off`,
+				"featureWatchListClient             = clientgofeatures.WatchListClient",
+				"switch name {\n\tcase featureTestOnly:\n",
+				"return false",
+			},
 		},
 		{
 			name:     "no gates",

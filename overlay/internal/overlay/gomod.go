@@ -131,3 +131,51 @@ func applyBumps(dir string, bumps []string, goVersion string) error {
 	}
 	return os.WriteFile(p, out, 0o644)
 }
+
+// withoutPinned drops from bumps the Kubernetes modules (k8s.io/...) when
+// version is not of the newest supported minor: an overlay of an older
+// client-go must leave the program on that minor's api and apimachinery,
+// and kcache's sources compile against them.
+func withoutPinned(bumps []string, version string) []string {
+	if semver.MajorMinor(version) == semver.MajorMinor(newestSupported()) {
+		return bumps
+	}
+	var out []string
+	for _, b := range bumps {
+		if !strings.HasPrefix(b, "k8s.io/") {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// checkPinned returns an error if the overlay's go.mod in dir requires a
+// Kubernetes module at a newer version than client-go's own go.mod (before)
+// does, for a release of an older minor (see withoutPinned).
+func checkPinned(before []byte, dir, version string) error {
+	if semver.MajorMinor(version) == semver.MajorMinor(newestSupported()) {
+		return nil
+	}
+	after, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return err
+	}
+	b, err := modfile.ParseLax("client-go go.mod", before, nil)
+	if err != nil {
+		return err
+	}
+	a, err := modfile.ParseLax("overlay go.mod", after, nil)
+	if err != nil {
+		return err
+	}
+	had := map[string]string{}
+	for _, r := range b.Require {
+		had[r.Mod.Path] = r.Mod.Version
+	}
+	for _, r := range a.Require {
+		if v, ok := had[r.Mod.Path]; ok && strings.HasPrefix(r.Mod.Path, "k8s.io/") && semver.Compare(r.Mod.Version, v) > 0 {
+			return fmt.Errorf("kcache's sources need %s %s, newer than client-go %s requires (%s): this kcache cannot be used with client-go %s", r.Mod.Path, r.Mod.Version, version, v, semver.MajorMinor(version))
+		}
+	}
+	return nil
+}

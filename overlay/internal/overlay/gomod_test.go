@@ -1,6 +1,7 @@
 package overlay
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -55,6 +56,52 @@ func TestRequirementBumps_RaisesOnlyWhatKcacheCodeNeeds(t *testing.T) {
 			}
 			if goVersion != tc.wantGo {
 				t.Errorf("go version = %q, want %q", goVersion, tc.wantGo)
+			}
+		})
+	}
+}
+
+func TestWithoutPinned_KeepsOlderMinorsOnTheirKubernetesModules(t *testing.T) {
+	bumps := []string{"github.com/google/go-cmp@v0.7.0", "k8s.io/apimachinery@v0.37.2", "k8s.io/utils@v0.0.0-20260626114624-be93311217bd"}
+	tests := []struct {
+		version string
+		want    []string
+	}{
+		{version: "v0.37.2", want: bumps},
+		{version: "v0.37.0", want: bumps},
+		{version: "v0.36.6", want: []string{"github.com/google/go-cmp@v0.7.0"}},
+		{version: "v0.35.0", want: []string{"github.com/google/go-cmp@v0.7.0"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.version, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, withoutPinned(bumps, tc.version)); diff != "" {
+				t.Errorf("withoutPinned (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCheckPinned_RefusesARaisedKubernetesModule(t *testing.T) {
+	const before = "module k8s.io/client-go\n\ngo 1.24.0\n\nrequire (\n\tk8s.io/apimachinery v0.35.10\n\tgithub.com/google/go-cmp v0.6.0\n)\n"
+	tests := []struct {
+		name, version, after, wantErr string
+	}{
+		{name: "unchanged", version: "v0.35.10", after: before},
+		{name: "other module raised", version: "v0.35.10", after: strings.Replace(before, "go-cmp v0.6.0", "go-cmp v0.7.0", 1)},
+		{name: "apimachinery raised on an older minor", version: "v0.35.10", after: strings.Replace(before, "apimachinery v0.35.10", "apimachinery v0.37.2", 1),
+			wantErr: "kcache's sources need k8s.io/apimachinery v0.37.2, newer than client-go v0.35.10 requires (v0.35.10)"},
+		{name: "newest minor may raise", version: "v0.37.2", after: strings.Replace(before, "apimachinery v0.35.10", "apimachinery v0.37.9", 1)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{"go.mod": tc.after})
+			err := checkPinned([]byte(before), dir, tc.version)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatal(err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("error = %v, want one saying %q", err, tc.wantErr)
 			}
 		})
 	}

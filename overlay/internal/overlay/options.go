@@ -16,15 +16,10 @@
 // built in a temporary directory beside the target and renamed into place.
 package overlay
 
-import (
-	"fmt"
-
-	"golang.org/x/mod/semver"
-)
-
-// ReferenceClientGoVersion is the client-go release whose tools/cache API
-// kcache reproduces. Other patch releases of the same minor version are
-// accepted when their tools/cache API is the same.
+// ReferenceClientGoVersion is the client-go release written when no other
+// is asked for: the newest release of the newest supported minor, whose
+// tools/cache API kcache's own package reproduces. Releases of older
+// minors (supportedMinors) get adapted copies of the same sources.
 const ReferenceClientGoVersion = "v0.37.2"
 
 // KcacheModule is the module path of kcache's library.
@@ -75,20 +70,4 @@ func (o *Options) logf(format string, args ...any) {
 	if o.Logf != nil {
 		o.Logf(format, args...)
 	}
-}
-
-// checkClientGoVersion rejects versions outside the series kcache matches
-// before anything is downloaded. Whether a v0.37.x other than the
-// reference really has the same API is checked later, on its source.
-func checkClientGoVersion(v string) error {
-	if !semver.IsValid(v) || v != semver.Canonical(v) {
-		return fmt.Errorf("client-go version %q is not a semantic version like %s", v, ReferenceClientGoVersion)
-	}
-	if semver.Prerelease(v) != "" {
-		return fmt.Errorf("client-go %s is a pre-release; kcache matches the API of client-go %s and accepts only %s.x releases with the same API", v, ReferenceClientGoVersion, semver.MajorMinor(ReferenceClientGoVersion))
-	}
-	if semver.MajorMinor(v) != semver.MajorMinor(ReferenceClientGoVersion) {
-		return fmt.Errorf("client-go %s is not supported: kcache matches the API of client-go %s and accepts only %s.x releases with the same API", v, ReferenceClientGoVersion, semver.MajorMinor(ReferenceClientGoVersion))
-	}
-	return nil
 }

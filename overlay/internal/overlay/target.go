@@ -31,6 +31,9 @@ type Marker struct {
 	// Generated lists the files written or replaced by the tool (slash
 	// paths relative to the module root); every other file is client-go's.
 	Generated []string `json:"generated"`
+	// Adapted lists how kcache's sources were changed to present this
+	// release's API (empty for the newest supported minor).
+	Adapted []string `json:"adapted,omitempty"`
 	// RequirementsChanged lists go.mod requirements raised for kcache.
 	RequirementsChanged []string `json:"requirementsChanged,omitempty"`
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func TestCheckClientGoVersion_AcceptsOnlyReleasesOfTheReferenceMinor(t *testing.T) {
+func TestCheckClientGoVersion_AcceptsReleasesOfTheSupportedMinors(t *testing.T) {
 	tests := []struct {
 		version string
 		wantErr string // "" means accepted
@@ -13,7 +13,11 @@ func TestCheckClientGoVersion_AcceptsOnlyReleasesOfTheReferenceMinor(t *testing.
 		{version: "v0.37.2"},
 		{version: "v0.37.0"},
 		{version: "v0.37.9"},
-		{version: "v0.36.4", wantErr: "not supported"},
+		{version: "v0.36.4"},
+		{version: "v0.36.0"},
+		{version: "v0.35.10"},
+		{version: "v0.35.0"},
+		{version: "v0.34.13", wantErr: "not supported; supported are the releases of v0.35.x (tested: v0.35.10), v0.36.x (tested: v0.36.6), v0.37.x (tested: v0.37.2)"},
 		{version: "v0.38.0", wantErr: "not supported"},
 		{version: "v1.37.2", wantErr: "not supported"},
 		{version: "v0.37.0-rc.1", wantErr: "pre-release"},
