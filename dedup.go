@@ -1,12 +1,20 @@
 package cache
 
 import (
+	"fmt"
 	"hash/maphash"
 	"math/bits"
+	"os"
+	"reflect"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"weak"
+
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
 )
 
 // This file makes equal parts of cached objects one in memory.
@@ -14,7 +22,7 @@ import (
 // Objects of one kind repeat themselves: the pods of a ReplicaSet carry the
 // same labels, containers' env, resources and probes, the same
 // ownerReference and the same managedFields entry of their applier, yet each
-// decoded pod holds its own copy of all of it. A valueSharer walks an object
+// decoded pod holds its own copy of all of it. A deduper walks an object
 // once, bottom-up, when it enters the cache, and points every pointer, slice,
 // map and string field whose content equals a value already cached at the
 // same position at that one value. Nothing is removed or changed: the
@@ -22,18 +30,18 @@ import (
 // longer private to it.
 //
 // Scope. Each informer (each queue made by newInformerQueue) has its own
-// valueSharer, and a value is shared only with values at the same position:
-// the same field path from the object's root (share_walk.go's position),
+// deduper, and a value is shared only with values at the same position:
+// the same field path from the object's root (dedup_walk.go's position),
 // the same type. Nothing joins two informers, two types or two fields.
 //
 // Exactness. Values are found by a content hash computed during the walk
-// and confirmed by an exact comparison (share_equal.go: floats by their
+// and confirmed by an exact comparison (dedup_compare.go: floats by their
 // bits, NaN never), so a hash collision costs sharing, never correctness.
 //
 // Reads never write shared memory. A struct with unexported state (such as
 // resource.Quantity, whose String fills a cached string) is never shared
 // whole, nor is a pointer, slice or map through which a reader could reach
-// one by address (share_plan.go's hidden and exposes).
+// one by address (dedup_plan.go's hidden and exposes).
 //
 // Memory. The table holds weak pointers, and each value it holds carries a
 // cleanup that drops its entry when the last object using it goes.
@@ -81,8 +89,8 @@ const (
 	hashMapSeed   = hashOffset + 13
 )
 
-// shareStripes spreads the table over this many locks.
-const shareStripes = 32
+// dedupStripes spreads the table over this many locks.
+const dedupStripes = 32
 
 // Trial of a position: after siteTrial lookups, a position whose lookups
 // found an equal value less than once in siteMinHitRate is no longer looked
@@ -92,58 +100,58 @@ const (
 	siteMinHitRate = 8
 )
 
-// maxShareDepth bounds the walk; deeper values are hashed by address and
+// maxDedupDepth bounds the walk; deeper values are hashed by address and
 // not shared (API objects are nowhere near it).
-const maxShareDepth = 64
+const maxDedupDepth = 64
 
-// valueSharer is the table of one informer's shared values. Safe for
+// deduper is the table of one informer's shared values. Safe for
 // concurrent use.
-type valueSharer struct {
+type deduper struct {
 	seed    maphash.Seed
-	stripes [shareStripes]shareStripe
-	// plans caches a *typePlan per reflect.Type (share_plan.go); planMu
+	stripes [dedupStripes]dedupStripe
+	// plans caches a *typePlan per reflect.Type (dedup_plan.go); planMu
 	// serializes the making of new plans and guards lastPlanID.
 	plans      sync.Map
 	planMu     sync.Mutex
 	lastPlanID uint64
 }
 
-// shareStripe is one lock's part of the table.
-type shareStripe struct {
+// dedupStripe is one lock's part of the table.
+type dedupStripe struct {
 	// mu guards table and peak.
 	mu sync.Mutex
-	// table is keyed by shareKey.fold: a hash key is the cheapest to
+	// table is keyed by dedupKey.fold: a hash key is the cheapest to
 	// look up; the entry holds the whole key to confirm it.
-	table map[uint64]shareEntry
+	table map[uint64]dedupEntry
 	// peak is the most entries table held since it was last rebuilt.
 	peak int
 	// dropped is the cleanup of this stripe's values, made once.
 	dropped func(uint64)
 }
 
-// shareEntry is a shared value, the key it was kept under, and the depth
-// it was found at, which the guard (share_guard.go) needs to hash it again.
-type shareEntry struct {
-	key   shareKey
+// dedupEntry is a shared value, the key it was kept under, and the depth
+// it was found at, which the guard (dedup_guard.go) needs to hash it again.
+type dedupEntry struct {
+	key   dedupKey
 	depth int
 	p     weak.Pointer[byte]
 }
 
-// shareKey identifies a value by its type (the ID of its plan; 0 for every
+// dedupKey identifies a value by its type (the ID of its plan; 0 for every
 // string), its position (the hash of its field path), its content hash and
 // its length (of a string or slice; 0 otherwise).
-type shareKey struct {
+type dedupKey struct {
 	plan, pos, hash uint64
 	n               int
 }
 
 // fold makes one word of k, the table's key.
-func (k shareKey) fold() uint64 {
+func (k dedupKey) fold() uint64 {
 	return mix(mix(mix(k.hash, k.pos), k.plan), uint64(k.n))
 }
 
 // stripeFor returns the stripe holding key k.
-func (s *valueSharer) stripeFor(k uint64) *shareStripe { return &s.stripes[k%shareStripes] }
+func (s *deduper) stripeFor(k uint64) *dedupStripe { return &s.stripes[k%dedupStripes] }
 
 // site counts the lookups made for values at one position (a struct field,
 // or the elements, keys or values of one container type) and how many found
@@ -197,18 +205,18 @@ func (s *site) record(hit bool) {
 	}
 }
 
-func newValueSharer() *valueSharer {
-	s := &valueSharer{seed: maphash.MakeSeed()}
+func newDeduper() *deduper {
+	s := &deduper{seed: maphash.MakeSeed()}
 	for i := range s.stripes {
 		st := &s.stripes[i]
-		st.table = make(map[uint64]shareEntry)
+		st.table = make(map[uint64]dedupEntry)
 		st.dropped = st.dropDead
 	}
 	return s
 }
 
 // lookup returns the live shared value for key, or nil.
-func (st *shareStripe) lookup(key shareKey) *byte {
+func (st *dedupStripe) lookup(key dedupKey) *byte {
 	st.mu.Lock()
 	e, ok := st.table[key.fold()]
 	st.mu.Unlock()
@@ -221,20 +229,20 @@ func (st *shareStripe) lookup(key shareKey) *byte {
 // insert makes p, found at depth, the shared value for key unless a live
 // one is there (a collision: the first stays). When p is no longer used,
 // its entry goes (dropDead).
-func (st *shareStripe) insert(key shareKey, depth int, p *byte) {
+func (st *dedupStripe) insert(key dedupKey, depth int, p *byte) {
 	k := key.fold()
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if old, ok := st.table[k]; ok && old.p.Value() != nil {
 		return
 	}
-	st.table[k] = shareEntry{key: key, depth: depth, p: weak.Make(p)}
+	st.table[k] = dedupEntry{key: key, depth: depth, p: weak.Make(p)}
 	st.peak = max(st.peak, len(st.table))
 	runtime.AddCleanup(p, st.dropped, k)
 }
 
 // drop removes the entry e from the table, if it is still there.
-func (st *shareStripe) drop(e shareEntry) {
+func (st *dedupStripe) drop(e dedupEntry) {
 	k := e.key.fold()
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -245,7 +253,7 @@ func (st *shareStripe) drop(e shareEntry) {
 
 // snapshot appends the stripe's entries of values other than strings to
 // out.
-func (st *shareStripe) snapshot(out []shareEntry) []shareEntry {
+func (st *dedupStripe) snapshot(out []dedupEntry) []dedupEntry {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for _, e := range st.table {
@@ -267,7 +275,7 @@ const (
 // dropDead is the cleanup of a value kept under the table key k: the
 // entry goes, unless a live value took its place. A table that has shrunk
 // to a fraction of its peak is rebuilt, to return its memory.
-func (st *shareStripe) dropDead(k uint64) {
+func (st *dedupStripe) dropDead(k uint64) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if e, ok := st.table[k]; ok && e.p.Value() == nil {
@@ -276,9 +284,123 @@ func (st *shareStripe) dropDead(k uint64) {
 	if st.peak < shrinkMin || len(st.table)*shrinkBelow > st.peak {
 		return
 	}
-	fresh := make(map[uint64]shareEntry, len(st.table))
+	fresh := make(map[uint64]dedupEntry, len(st.table))
 	for k, e := range st.table {
 		fresh[k] = e
 	}
 	st.table, st.peak = fresh, len(fresh)
+}
+
+// dedupEnv switches off, when set to a false value, the sharing of
+// equal parts of cached objects (dedup.go) for every informer of the
+// process; it is on by default. A value that is not one of the usual
+// boolean spellings turns sharing off too, and says why: a switch meant to
+// turn a feature off must not leave it on by a typo. With sharing off, each
+// cached object is the very one its source returned, as in client-go. The
+// objects a ListerWatcher or transform returned are never written
+// (dedupCopy). SetValueSharing turns it off for one informer.
+const dedupEnv = "KCACHE_SHARE_VALUES"
+
+// dedupEnabled reads dedupEnv once.
+var dedupEnabled = sync.OnceValue(func() bool {
+	on, err := parseDedupSwitch(os.Getenv(dedupEnv))
+	if err != nil {
+		klog.Background().Error(err, "Turning value sharing off", "variable", dedupEnv)
+	}
+	return on
+})
+
+// parseDedupSwitch reads the value of dedupEnv: empty (unset) is on;
+// true/false, 1/0, on/off and yes/no, in any case and with spaces around,
+// say it; anything else is off, with an error saying why.
+func parseDedupSwitch(raw string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(raw)) {
+	case "", "true", "1", "on", "yes":
+		return true, nil
+	case "false", "0", "off", "no":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not one of true, false, 1, 0, on, off, yes, no", raw)
+}
+
+// withDedup returns the transform an informer's queue applies:
+// transform (which may be nil), then the sharing of the result's parts with
+// the objects already cached, when sharing is on. cached, if not nil, is
+// the informer's store: an object that replaces one cached under its key
+// is compared with that one (dedup_update.go), later by compactor when there
+// is one (dedup_update.go; the object is then cached as it is for now),
+// at once otherwise.
+func withDedup(transform TransformFunc, dd *deduper, cached KeyGetter, compactor *dedupCompactor) TransformFunc {
+	if dd == nil {
+		return transform
+	}
+	return func(obj interface{}) (interface{}, error) {
+		if transform != nil {
+			out, err := transform(obj)
+			if err != nil {
+				return nil, err
+			}
+			obj = out
+		}
+		key, twin := cachedTwin(cached, obj)
+		if twin != nil && compactor != nil {
+			compactor.note(key, twin, time.Now())
+			return obj, nil
+		}
+		return dedupCopyLike(dd, obj, twin), nil
+	}
+}
+
+// cachedTwin returns obj's key and the object cached under it, or nil.
+func cachedTwin(cached KeyGetter, obj interface{}) (string, interface{}) {
+	if cached == nil {
+		return "", nil
+	}
+	// A nil pointer is left to panic where client-go's would, later.
+	if v := reflect.ValueOf(obj); v.Kind() != reflect.Pointer || v.IsNil() {
+		return "", nil
+	}
+	key, err := MetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return "", nil
+	}
+	twin, exists, err := cached.GetByKey(key)
+	if err != nil || !exists {
+		return "", nil
+	}
+	return key, twin
+}
+
+// dedupCopy returns the object the cache keeps for obj: obj with its parts
+// pointing at equal values of the objects already cached. obj itself is
+// never written (the walk copies the path to each replaced part): the
+// source (a fake clientset, a transform returning its input) may hand the
+// same object to others, who may be reading it now. Values that are not
+// runtime.Objects are kept as they are, unshared.
+func dedupCopy(dd *deduper, obj interface{}) interface{} {
+	return dedupCopyLike(dd, obj, nil)
+}
+
+// dedupCopyLike is dedupCopy for an object that replaces twin (nil: none)
+// in the cache.
+func dedupCopyLike(dd *deduper, obj, twin interface{}) interface{} {
+	ro, ok := obj.(apiruntime.Object)
+	if !ok || ro == nil {
+		return obj
+	}
+	if twin != nil {
+		return dd.dedupLike(ro, twin)
+	}
+	return dd.dedup(ro)
+}
+
+// informerDeduper returns a new deduper for one informer's queue, or nil
+// when sharing is off for the process or, by choice (SetValueSharing),
+// for that informer. Each informer has its own: no value is ever shared
+// between two informers.
+func informerDeduper(enabled bool) *deduper {
+	if !enabled || !dedupEnabled() {
+		return nil
+	}
+	return newDeduper()
 }

@@ -8,15 +8,15 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// BenchmarkValueSharer_Pods decodes pods from their protobuf form, as an
+// BenchmarkDeduper_Pods decodes pods from their protobuf form, as an
 // informer receives them, with and without sharing (as an informer's queue
-// does it: shareCopy), and reports the live heap per pod kept. Only the
+// does it: dedupCopy), and reports the live heap per pod kept. Only the
 // decoding and sharing are timed, not the collections around them.
-func BenchmarkValueSharer_Pods(b *testing.B) {
+func BenchmarkDeduper_Pods(b *testing.B) {
 	const pods = 2000
 	wire := make([][]byte, pods)
 	for i := range wire {
-		data, err := sharePod(i/200, i).Marshal()
+		data, err := dedupPod(i/200, i).Marshal()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -31,7 +31,7 @@ func BenchmarkValueSharer_Pods(b *testing.B) {
 			var heap float64
 			for b.Loop() {
 				b.StopTimer()
-				s := newValueSharer()
+				s := newDeduper()
 				runtime.GC()
 				var before runtime.MemStats
 				runtime.ReadMemStats(&before)
@@ -43,7 +43,7 @@ func BenchmarkValueSharer_Pods(b *testing.B) {
 						b.Fatal(err)
 					}
 					if tt.share {
-						p = shareCopy(s, p).(*v1.Pod)
+						p = dedupCopy(s, p).(*v1.Pod)
 					}
 					kept[i] = p
 				}
@@ -61,21 +61,21 @@ func BenchmarkValueSharer_Pods(b *testing.B) {
 	}
 }
 
-// BenchmarkSharingGuard_Round times one round of the guard (share_guard.go)
+// BenchmarkDedupGuard_Round times one round of the guard (dedup_guard.go)
 // over the table of an informer holding 20,000 pods of 100 ReplicaSets:
 // ns/op is the time to check every shared value once; the guard, spending
 // guardBudget of one core, covers the table in ns/op / guardBudget.
-func BenchmarkSharingGuard_Round(b *testing.B) {
+func BenchmarkDedupGuard_Round(b *testing.B) {
 	const pods = 20000
-	s := newValueSharer()
+	s := newDeduper()
 	store := NewStore(MetaNamespaceKeyFunc)
 	for i := range pods {
-		if err := store.Add(shareCopy(s, sharePod(i/200, i))); err != nil {
+		if err := store.Add(dedupCopy(s, dedupPod(i/200, i))); err != nil {
 			b.Fatal(err)
 		}
 	}
-	g := newSharingGuard(s, store, &v1.Pod{}, InformerNameAndResource{}, nil)
-	var entries []shareEntry
+	g := newDedupGuard(s, store, &v1.Pod{}, InformerNameAndResource{}, nil)
+	var entries []dedupEntry
 	for i := range s.stripes {
 		entries = s.stripes[i].snapshot(entries)
 	}
@@ -90,21 +90,21 @@ func BenchmarkSharingGuard_Round(b *testing.B) {
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/guardBudget, "s-to-cover")
 }
 
-// BenchmarkUpdateCompactor_Compact times the compaction of one updated pod
-// (share_compact.go: the compare with the object it replaced and the swap
+// BenchmarkDedupCompactor_Compact times the compaction of one updated pod
+// (dedup_update.go: the compare with the object it replaced and the swap
 // in the store) beside the protobuf decoding of the same pod, the work
 // every watch event costs: compaction's cost is best read as the ratio of
 // the two (make bench-compare, make bench-e2e's churn phase).
-func BenchmarkUpdateCompactor_Compact(b *testing.B) {
+func BenchmarkDedupCompactor_Compact(b *testing.B) {
 	const pods = 2000
-	s := newValueSharer()
+	s := newDeduper()
 	store := NewStore(MetaNamespaceKeyFunc).(*cache)
 	twins := make([]interface{}, pods)
 	updates := make([]*v1.Pod, pods)
 	wire := make([][]byte, pods)
 	for i := range pods {
-		twins[i] = shareCopy(s, sharePod(i/200, i))
-		p := sharePod(i/200, i)
+		twins[i] = dedupCopy(s, dedupPod(i/200, i))
+		p := dedupPod(i/200, i)
 		p.ResourceVersion = "2"
 		p.Labels["rollout"] = "2"
 		updates[i] = p
@@ -125,7 +125,7 @@ func BenchmarkUpdateCompactor_Compact(b *testing.B) {
 		}
 	})
 	b.Run("compact", func(b *testing.B) {
-		c := newUpdateCompactor(s, store)
+		c := newDedupCompactor(s, store)
 		i := 0
 		for b.Loop() {
 			k := i % pods

@@ -13,10 +13,10 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// This file is the guard of an informer's shared values (share.go).
+// This file is the guard of an informer's shared values (dedup.go).
 //
 // A program that writes into a cached object breaks the cache's contract;
-// with sharing, the write reaches every object of the informer that shares
+// with dedup, the write reaches every object of the informer that shares
 // the written part. The guard finds such writes and repairs them: in the
 // background, at a bounded cost, it hashes every shared value again and
 // compares the hash with the one the value was shared under. A value whose
@@ -59,9 +59,9 @@ type SharedValueMetricsProvider interface {
 	NewSharedValueChangedMetric(id InformerNameAndResource) CounterMetric
 }
 
-// sharingGuard is one informer's guard.
-type sharingGuard struct {
-	s *valueSharer
+// dedupGuard is one informer's guard.
+type dedupGuard struct {
+	s *deduper
 	// cache is the informer's store, scanned for the objects sharing a
 	// changed value.
 	cache Store
@@ -70,7 +70,7 @@ type sharingGuard struct {
 	changed    CounterMetric
 	// relist holds a request for the Reflector to list again.
 	relist chan struct{}
-	// kick, when set (tests, through onNewSharingGuard), makes the guard
+	// kick, when set (tests, through onNewDedupGuard), makes the guard
 	// run rounds only when kicked, each without pauses; done then gets the
 	// number of changed values each round found.
 	kick chan struct{}
@@ -81,28 +81,28 @@ type sharingGuard struct {
 	suspects map[string]bool
 }
 
-func newSharingGuard(s *valueSharer, cache Store, objectType any, id InformerNameAndResource, metrics InformerMetricsProvider) *sharingGuard {
-	g := &sharingGuard{s: s, cache: cache, objectType: fmt.Sprintf("%T", objectType), changed: noopMetric{},
+func newDedupGuard(s *deduper, cache Store, objectType any, id InformerNameAndResource, metrics InformerMetricsProvider) *dedupGuard {
+	g := &dedupGuard{s: s, cache: cache, objectType: fmt.Sprintf("%T", objectType), changed: noopMetric{},
 		relist: make(chan struct{}, 1), suspects: map[string]bool{}}
 	if mp, ok := informerMetricsProviderOr(metrics).(SharedValueMetricsProvider); ok && id.Reserved() {
 		g.changed = mp.NewSharedValueChangedMetric(id)
 	}
-	if onNewSharingGuard != nil {
-		onNewSharingGuard(g)
+	if onNewDedupGuard != nil {
+		onNewDedupGuard(g)
 	}
 	return g
 }
 
-// onNewSharingGuard, when set (tests), is called with each new guard.
-var onNewSharingGuard func(g *sharingGuard)
+// onNewDedupGuard, when set (tests), is called with each new guard.
+var onNewDedupGuard func(g *dedupGuard)
 
 // run checks the table round after round until ctx ends.
-func (g *sharingGuard) run(ctx context.Context) {
+func (g *dedupGuard) run(ctx context.Context) {
 	if g.kick != nil {
 		g.runKicked(ctx)
 		return
 	}
-	var batch []shareEntry
+	var batch []dedupEntry
 	for {
 		roundStart := time.Now()
 		plans := g.s.plansByID()
@@ -126,7 +126,7 @@ func (g *sharingGuard) run(ctx context.Context) {
 }
 
 // runKicked runs a round at each kick until ctx ends.
-func (g *sharingGuard) runKicked(ctx context.Context) {
+func (g *dedupGuard) runKicked(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -138,7 +138,7 @@ func (g *sharingGuard) runKicked(ctx context.Context) {
 }
 
 // pause waits d, and reports false when ctx ended.
-func (g *sharingGuard) pause(ctx context.Context, d time.Duration) bool {
+func (g *dedupGuard) pause(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(max(d, 0))
 	defer t.Stop()
 	select {
@@ -151,10 +151,10 @@ func (g *sharingGuard) pause(ctx context.Context, d time.Duration) bool {
 
 // round checks every shared value once, without pausing, and returns how
 // many it found changed.
-func (g *sharingGuard) round(ctx context.Context) int {
+func (g *dedupGuard) round(ctx context.Context) int {
 	plans := g.s.plansByID()
 	found := 0
-	var batch []shareEntry
+	var batch []dedupEntry
 	for i := range g.s.stripes {
 		batch = g.s.stripes[i].snapshot(batch[:0])
 		found += g.check(ctx, batch, plans)
@@ -162,9 +162,9 @@ func (g *sharingGuard) round(ctx context.Context) int {
 	return found
 }
 
-// plansByID returns the sharer's plans by their IDs, the type half of the
+// plansByID returns the deduper's plans by their IDs, the type half of the
 // table's keys.
-func (s *valueSharer) plansByID() map[uint64]*typePlan {
+func (s *deduper) plansByID() map[uint64]*typePlan {
 	byID := map[uint64]*typePlan{}
 	s.plans.Range(func(_, p any) bool {
 		byID[p.(*typePlan).id] = p.(*typePlan)
@@ -175,7 +175,7 @@ func (s *valueSharer) plansByID() map[uint64]*typePlan {
 
 // check hashes the values of entries (of the types plans give) again,
 // repairs those that changed and returns how many did.
-func (g *sharingGuard) check(ctx context.Context, entries []shareEntry, plans map[uint64]*typePlan) int {
+func (g *dedupGuard) check(ctx context.Context, entries []dedupEntry, plans map[uint64]*typePlan) int {
 	found := 0
 	for _, e := range entries {
 		v, plan := e.p.Value(), plans[e.key.plan]
@@ -190,7 +190,7 @@ func (g *sharingGuard) check(ctx context.Context, entries []shareEntry, plans ma
 
 // contentHash hashes the shared value v of entry e, of plan's type, as the
 // walk hashed it when it was shared.
-func (s *valueSharer) contentHash(e shareEntry, plan *typePlan, v addr) uint64 {
+func (s *deduper) contentHash(e dedupEntry, plan *typePlan, v addr) uint64 {
 	switch plan.kind {
 	case reflect.Pointer:
 		return mix(hashPtrSeed, s.hashValue(plan.elem, v, e.depth+1, true))
@@ -203,7 +203,7 @@ func (s *valueSharer) contentHash(e shareEntry, plan *typePlan, v addr) uint64 {
 // repair takes the changed value v of entry e (of plan's type) out of the
 // table, finds the cached objects sharing it, reports it and asks for a
 // relist that takes none of them from the cache.
-func (g *sharingGuard) repair(ctx context.Context, e shareEntry, plan *typePlan, v addr) {
+func (g *dedupGuard) repair(ctx context.Context, e dedupEntry, plan *typePlan, v addr) {
 	g.s.stripeFor(e.key.fold()).drop(e)
 	keys, path := g.holders(plan.kind, v)
 	g.mu.Lock()
@@ -212,7 +212,7 @@ func (g *sharingGuard) repair(ctx context.Context, e shareEntry, plan *typePlan,
 	}
 	g.mu.Unlock()
 	g.changed.Inc()
-	klog.FromContext(ctx).Error(errSharedValueChanged, "A cached object was modified: a value its informer shares changed after it was cached; listing again to repair the cache",
+	klog.FromContext(ctx).Error(errDedupValueChanged, "A cached object was modified: a value its informer shares changed after it was cached; listing again to repair the cache",
 		"type", g.objectType, "fieldPath", path, "objects", len(keys), "valueType", plan.t.String())
 	select {
 	case g.relist <- struct{}{}:
@@ -220,13 +220,13 @@ func (g *sharingGuard) repair(ctx context.Context, e shareEntry, plan *typePlan,
 	}
 }
 
-// errSharedValueChanged is the error the guard logs.
-var errSharedValueChanged = errors.New("shared value changed in the cache")
+// errDedupValueChanged is the error the guard logs.
+var errDedupValueChanged = errors.New("shared value changed in the cache")
 
 // holders returns the keys of the cached objects holding the value v (a
 // pointer's target, a slice's array or a map, by kind) and the field path
 // of the first one found.
-func (g *sharingGuard) holders(kind reflect.Kind, v addr) (keys []string, path string) {
+func (g *dedupGuard) holders(kind reflect.Kind, v addr) (keys []string, path string) {
 	for _, obj := range g.cache.List() {
 		p, ok := findReferent(reflect.ValueOf(obj), kind, v, "", 0)
 		if !ok {
@@ -246,7 +246,7 @@ func (g *sharingGuard) holders(kind reflect.Kind, v addr) (keys []string, path s
 // findReferent looks in x for a pointer, slice or map (kind) referring to
 // v, and returns the field path to it.
 func findReferent(x reflect.Value, kind reflect.Kind, v addr, path string, depth int) (string, bool) {
-	if depth > maxShareDepth || !x.IsValid() {
+	if depth > maxDedupDepth || !x.IsValid() {
 		return "", false
 	}
 	switch x.Kind() {
@@ -304,7 +304,7 @@ func fieldStep(f reflect.StructField) string {
 
 // suspect reports whether the object under key shares a changed value, and
 // forgets it: the list now taking it in must not keep the cached copy.
-func (g *sharingGuard) suspect(key string) bool {
+func (g *dedupGuard) suspect(key string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.suspects[key] {

@@ -19,13 +19,13 @@ import (
 
 // kickedGuards makes every guard made during the test run only when
 // kicked, and returns them as they are made.
-func kickedGuards(t *testing.T) <-chan *sharingGuard {
-	made := make(chan *sharingGuard, 4)
-	onNewSharingGuard = func(g *sharingGuard) {
+func kickedGuards(t *testing.T) <-chan *dedupGuard {
+	made := make(chan *dedupGuard, 4)
+	onNewDedupGuard = func(g *dedupGuard) {
 		g.kick, g.done = make(chan struct{}), make(chan int)
 		made <- g
 	}
-	t.Cleanup(func() { onNewSharingGuard = nil })
+	t.Cleanup(func() { onNewDedupGuard = nil })
 	return made
 }
 
@@ -58,7 +58,7 @@ func (l *logLines) find(s string) string {
 // found by the guard, logged with its field path and the number of cached
 // objects sharing it, and repaired by a relist: every cached pod equals
 // the server's again, and the index serves each under its own labels.
-func TestSharingGuard_FindsAndRepairsAWrite(t *testing.T) {
+func TestDedupGuard_FindsAndRepairsAWrite(t *testing.T) {
 	guards := kickedGuards(t)
 	src := fcache.NewFakeControllerSource()
 	t.Cleanup(src.Shutdown)
@@ -147,7 +147,7 @@ func cachedEqualsServer(t *testing.T, inf SharedIndexInformer, src *fcache.FakeC
 
 // The guard finds a changed value of every kind it shares whole (map,
 // slice, pointer) and names its field path.
-func TestSharingGuard_FieldPaths(t *testing.T) {
+func TestDedupGuard_FieldPaths(t *testing.T) {
 	tests := []struct {
 		name  string
 		write func(p *v1.Pod)
@@ -159,18 +159,18 @@ func TestSharingGuard_FieldPaths(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newValueSharer()
+			s := newDeduper()
 			store := NewStore(MetaNamespaceKeyFunc)
 			for i := range 4 {
 				p := safetyPod("web", i)
 				p.Spec.Containers[0].ReadinessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}
-				if err := store.Add(shareCopy(s, p)); err != nil {
+				if err := store.Add(dedupCopy(s, p)); err != nil {
 					t.Fatal(err)
 				}
 			}
 			var logs logLines
 			ctx := klog.NewContext(context.Background(), logs.logger())
-			g := newSharingGuard(s, store, &v1.Pod{}, InformerNameAndResource{}, nil)
+			g := newDedupGuard(s, store, &v1.Pod{}, InformerNameAndResource{}, nil)
 			if n := g.round(ctx); n != 0 {
 				t.Fatalf("%d changed before the write", n)
 			}
@@ -196,15 +196,15 @@ func TestSharingGuard_FieldPaths(t *testing.T) {
 
 // Unchanged values are never reported, however many rounds run, and a
 // guard stops with its context.
-func TestSharingGuard_QuietOnUnchangedValues(t *testing.T) {
-	s := newValueSharer()
+func TestDedupGuard_QuietOnUnchangedValues(t *testing.T) {
+	s := newDeduper()
 	store := NewStore(MetaNamespaceKeyFunc)
 	for i := range 200 {
-		if err := store.Add(shareCopy(s, quantityPod(i))); err != nil {
+		if err := store.Add(dedupCopy(s, quantityPod(i))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	g := newSharingGuard(s, store, &v1.Pod{}, InformerNameAndResource{}, nil)
+	g := newDedupGuard(s, store, &v1.Pod{}, InformerNameAndResource{}, nil)
 	for range 3 {
 		if n := g.round(context.Background()); n != 0 {
 			t.Fatalf("%d unchanged values reported", n)
@@ -242,22 +242,22 @@ func (m guardMetrics) NewSharedValueChangedMetric(InformerNameAndResource) Count
 
 // A changed shared value is counted by a SharedValueMetricsProvider, for
 // an informer with a registered name.
-func TestSharingGuard_CountsChangedValues(t *testing.T) {
+func TestDedupGuard_CountsChangedValues(t *testing.T) {
 	name, err := NewInformerName("guard-metrics-test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(name.Release)
 	id := name.WithResource(v1.SchemeGroupVersion.WithResource("pods"))
-	s := newValueSharer()
+	s := newDeduper()
 	store := NewStore(MetaNamespaceKeyFunc)
 	for i := range 3 {
-		if err := store.Add(shareCopy(s, safetyPod("web", i))); err != nil {
+		if err := store.Add(dedupCopy(s, safetyPod("web", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
 	metrics := guardMetrics{changed: &countingMetric{}}
-	g := newSharingGuard(s, store, &v1.Pod{}, id, metrics)
+	g := newDedupGuard(s, store, &v1.Pod{}, id, metrics)
 	obj, _, _ := store.GetByKey("ns/web-0")
 	obj.(*v1.Pod).Labels["tier"] = "x"
 	if n := g.round(klog.NewContext(context.Background(), klog.Background().V(10))); n != 1 || metrics.changed.n != 1 {

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// This file describes, once per type, what a valueSharer's walk (share.go,
-// share_walk.go) needs to know to go through a value of that type by
+// This file describes, once per type, what a deduper's walk (dedup.go,
+// dedup_walk.go) needs to know to go through a value of that type by
 // address: where each field lies, which parts refer to other memory, which
 // hold state a read may write, and the sites that count how often a
 // position finds an equal value. With a plan, the walk reads memory
@@ -17,7 +17,7 @@ import (
 // typePlan is what the walk knows about one type.
 type typePlan struct {
 	t reflect.Type
-	// id numbers the plan within its sharer; it stands for the type in
+	// id numbers the plan within its deduper; it stands for the type in
 	// the table's keys (never 0: that is every string's).
 	id   uint64
 	kind reflect.Kind
@@ -83,7 +83,7 @@ var stringMapType = reflect.TypeFor[map[string]string]()
 // planOf returns the plan of t, making it (and the plans of the types it
 // refers to) on first use. Plans are made under planMu, so that each type
 // has one plan and one set of sites however many walks start at once.
-func (s *valueSharer) planOf(t reflect.Type) *typePlan {
+func (s *deduper) planOf(t reflect.Type) *typePlan {
 	if p, ok := s.plans.Load(t); ok {
 		return p.(*typePlan)
 	}
@@ -101,7 +101,7 @@ func (s *valueSharer) planOf(t reflect.Type) *typePlan {
 // buildPlan makes the plan of t. made holds the plans begun by this call,
 // so that a type referring to itself (through a pointer, a slice or a map)
 // refers to its own plan.
-func (s *valueSharer) buildPlan(t reflect.Type, made map[reflect.Type]*typePlan) *typePlan {
+func (s *deduper) buildPlan(t reflect.Type, made map[reflect.Type]*typePlan) *typePlan {
 	if p, ok := s.plans.Load(t); ok {
 		return p.(*typePlan)
 	}
@@ -132,7 +132,7 @@ func (s *valueSharer) buildPlan(t reflect.Type, made map[reflect.Type]*typePlan)
 	return p
 }
 
-func (s *valueSharer) buildStructPlan(p *typePlan, made map[reflect.Type]*typePlan) {
+func (s *deduper) buildStructPlan(p *typePlan, made map[reflect.Type]*typePlan) {
 	p.fields = make([]fieldPlan, p.t.NumField())
 	p.flat, p.dense = true, true
 	var filled uintptr

@@ -24,7 +24,7 @@ import (
 	fcache "github.com/kcache/cache/testing"
 )
 
-// These tests hold value sharing (share.go) to what a default must be:
+// These tests hold dedup (dedup.go) to what a default must be:
 // scoped to one informer and one position, read-race free, exact, behind
 // a switch that fails closed, and returning its memory.
 
@@ -69,7 +69,7 @@ func cachedPods(t *testing.T, inf SharedIndexInformer) []*v1.Pod {
 
 // A write into a cached object of one informer (against the contract)
 // reaches no object of another informer, even where the values were equal.
-func TestValueSharing_NeverAcrossInformers(t *testing.T) {
+func TestDedup_NeverAcrossInformers(t *testing.T) {
 	pods, cms, deps := fcache.NewFakeControllerSource(), fcache.NewFakeControllerSource(), fcache.NewFakeControllerSource()
 	for _, src := range []*fcache.FakeControllerSource{pods, cms, deps} {
 		t.Cleanup(src.Shutdown)
@@ -107,7 +107,7 @@ func TestValueSharing_NeverAcrossInformers(t *testing.T) {
 // Equal values at different positions of one informer's objects (labels
 // and annotations, a container's env and an init container's, nodeSelector
 // and labels) are never one; equal values at one position are.
-func TestValueSharing_OnlyAtTheSamePosition(t *testing.T) {
+func TestDedup_OnlyAtTheSamePosition(t *testing.T) {
 	mk := func(i int) *v1.Pod {
 		p := safetyPod("web", i)
 		p.Annotations = map[string]string{"app": "web", "tier": "web"}
@@ -115,8 +115,8 @@ func TestValueSharing_OnlyAtTheSamePosition(t *testing.T) {
 		p.Spec.InitContainers = []v1.Container{{Name: "c", Image: "registry/web", Env: []v1.EnvVar{{Name: "MODE", Value: "prod"}, {Name: "APP", Value: "web"}}}}
 		return p
 	}
-	s := newValueSharer()
-	a, b := shareObj(s, mk(1)), shareObj(s, mk(2))
+	s := newDeduper()
+	a, b := dedupObj(s, mk(1)), dedupObj(s, mk(2))
 	shared := []struct {
 		name string
 		one  bool
@@ -157,7 +157,7 @@ func quantityPod(i int) *v1.Pod {
 // Printing and formatting the quantities of many cached pods from many
 // goroutines, while updates flow, writes no memory another pod shares (the
 // race detector would report it): a Quantity caches its string on String().
-func TestValueSharing_ReadsDoNotRace(t *testing.T) {
+func TestDedup_ReadsDoNotRace(t *testing.T) {
 	src := fcache.NewFakeControllerSource()
 	t.Cleanup(src.Shutdown)
 	const n = 40
@@ -232,7 +232,7 @@ func TestValueSharing_ReadsDoNotRace(t *testing.T) {
 // Every cached object marshals to the very bytes of the object the source
 // returned, at list time and after updates: typed and unstructured, -0 and
 // +0, nil and empty, quantities spelt two ways.
-func TestValueSharing_ExactBytes(t *testing.T) {
+func TestDedup_ExactBytes(t *testing.T) {
 	mkU := func(name string, content map[string]interface{}) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{Object: map[string]interface{}{
 			"apiVersion": "example.com/v1", "kind": "Thing",
@@ -344,9 +344,9 @@ func waitFor(t *testing.T, cond func() bool) {
 
 // Two sign flips, or -0 against +0, give different hashes: the mixing
 // cannot cancel them.
-func TestValueSharer_HashSeesEverySignFlip(t *testing.T) {
+func TestDeduper_HashSeesEverySignFlip(t *testing.T) {
 	type pair struct{ A, B float64 }
-	s := newValueSharer()
+	s := newDeduper()
 	plan := s.planOf(reflect.TypeFor[pair]())
 	negZero := math.Copysign(0, -1)
 	values := []pair{{0, 0}, {negZero, negZero}, {negZero, 0}, {0, negZero}, {1, -1}, {-1, 1}, {-1, -1}, {1, 1}}
@@ -360,7 +360,7 @@ func TestValueSharer_HashSeesEverySignFlip(t *testing.T) {
 	}
 }
 
-func TestParseShareSwitch(t *testing.T) {
+func TestParseDedupSwitch(t *testing.T) {
 	tests := []struct {
 		raw     string
 		want    bool
@@ -373,12 +373,12 @@ func TestParseShareSwitch(t *testing.T) {
 		{"disabled", false, true}, {"enable", false, true}, {"2", false, true}, {"t", false, true}, {"tru", false, true},
 	}
 	for _, tt := range tests {
-		got, err := parseShareSwitch(tt.raw)
+		got, err := parseDedupSwitch(tt.raw)
 		if got != tt.want || (err != nil) != tt.wantErr {
-			t.Errorf("parseShareSwitch(%q) = %v, %v; want %v, error %v", tt.raw, got, err, tt.want, tt.wantErr)
+			t.Errorf("parseDedupSwitch(%q) = %v, %v; want %v, error %v", tt.raw, got, err, tt.want, tt.wantErr)
 		}
 		if err != nil && !strings.Contains(err.Error(), "off") {
-			t.Errorf("parseShareSwitch(%q)'s error %q does not name the accepted spellings", tt.raw, err)
+			t.Errorf("parseDedupSwitch(%q)'s error %q does not name the accepted spellings", tt.raw, err)
 		}
 	}
 }
@@ -449,7 +449,7 @@ func settledHeap() uint64 {
 	return ms.HeapAlloc
 }
 
-func (s *valueSharer) entries() int {
+func (s *deduper) entries() int {
 	n := 0
 	for i := range s.stripes {
 		st := &s.stripes[i]
@@ -468,11 +468,11 @@ const tinyLeft = 8
 // After 10,000 pods with labels of their own are cached and deleted, the
 // table gives back what they used: its entries go, and the live heap over
 // the baseline is within 1 MB of what the same run leaves without sharing.
-func TestValueSharing_MemoryReturned(t *testing.T) {
+func TestDedup_MemoryReturned(t *testing.T) {
 	const n = 10000
-	run := func(sharer *valueSharer) uint64 {
+	run := func(dd *deduper) uint64 {
 		store := NewStore(MetaNamespaceKeyFunc)
-		tf := withValueSharing(func(obj interface{}) (interface{}, error) { return obj, nil }, sharer, store, nil)
+		tf := withDedup(func(obj interface{}) (interface{}, error) { return obj, nil }, dd, store, nil)
 		// The baseline is a warm informer: its plans, made by the first
 		// object, stay as long as it runs.
 		if _, err := tf(safetyPod("warm", 0)); err != nil {
@@ -499,7 +499,7 @@ func TestValueSharing_MemoryReturned(t *testing.T) {
 		// The cleanups run on their own goroutine, one at a time: wait
 		// for them (a slow machine, -race) before measuring.
 		deadline := time.Now().Add(10 * time.Second)
-		for sharer != nil && sharer.entries() > tinyLeft && time.Now().Before(deadline) {
+		for dd != nil && dd.entries() > tinyLeft && time.Now().Before(deadline) {
 			settledHeap()
 		}
 		after := settledHeap()
@@ -510,7 +510,7 @@ func TestValueSharing_MemoryReturned(t *testing.T) {
 		return after - base
 	}
 	off := run(nil)
-	s := newValueSharer()
+	s := newDeduper()
 	on := run(s)
 	if left := s.entries(); left > tinyLeft {
 		t.Errorf("%d table entries left after every object went", left)

@@ -1,8 +1,10 @@
 package cache
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,12 +14,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/klog/v2"
 )
 
-// sharePod builds a pod of ReplicaSet rs; i makes its name, IP and
+// dedupPod builds a pod of ReplicaSet rs; i makes its name, IP and
 // container ID its own. Every call allocates everything afresh, as a
 // decoder does.
-func sharePod(rs, i int) *v1.Pod {
+func dedupPod(rs, i int) *v1.Pod {
 	ts := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	return &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -42,8 +45,8 @@ func sharePod(rs, i int) *v1.Pod {
 	}
 }
 
-// shareObj shares obj's parts through s and returns the object to keep.
-func shareObj[T any](s *valueSharer, obj T) T { return s.share(obj).(T) }
+// dedupObj shares obj's parts through s and returns the object to keep.
+func dedupObj[T any](s *deduper, obj T) T { return s.dedup(obj).(T) }
 
 func sameSlice[T any](a, b []T) bool {
 	return len(a) > 0 && len(b) > 0 && unsafe.SliceData(a) == unsafe.SliceData(b)
@@ -53,7 +56,7 @@ func sameMap[K comparable, V any](a, b map[K]V) bool {
 	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
-func TestValueSharer_SharesEqualPartsOnly(t *testing.T) {
+func TestDeduper_SharesEqualPartsOnly(t *testing.T) {
 	tests := []struct {
 		name   string
 		shared func(a, b *v1.Pod) bool
@@ -77,10 +80,10 @@ func TestValueSharer_SharesEqualPartsOnly(t *testing.T) {
 			return sameSlice(a.Status.ContainerStatuses, b.Status.ContainerStatuses)
 		}, false},
 	}
-	s := newValueSharer()
-	inA, inB := sharePod(1, 1), sharePod(1, 2)
+	s := newDeduper()
+	inA, inB := dedupPod(1, 1), dedupPod(1, 2)
 	wantA, wantB := inA.DeepCopy(), inB.DeepCopy()
-	a, b := shareObj(s, inA), shareObj(s, inB)
+	a, b := dedupObj(s, inA), dedupObj(s, inB)
 	if !reflect.DeepEqual(a, wantA) || !reflect.DeepEqual(b, wantB) {
 		t.Fatal("sharing changed an object's content")
 	}
@@ -96,11 +99,11 @@ func TestValueSharer_SharesEqualPartsOnly(t *testing.T) {
 	}
 }
 
-func TestValueSharer_OtherReplicaSetsKeepTheirOwn(t *testing.T) {
-	s := newValueSharer()
-	a, b := shareObj(s, sharePod(1, 1)), sharePod(2, 1)
+func TestDeduper_OtherReplicaSetsKeepTheirOwn(t *testing.T) {
+	s := newDeduper()
+	a, b := dedupObj(s, dedupPod(1, 1)), dedupPod(2, 1)
 	wantB := b.DeepCopy()
-	b = shareObj(s, b)
+	b = dedupObj(s, b)
 	if !reflect.DeepEqual(b, wantB) {
 		t.Fatal("sharing changed an object's content")
 	}
@@ -112,11 +115,11 @@ func TestValueSharer_OtherReplicaSetsKeepTheirOwn(t *testing.T) {
 	}
 }
 
-func TestValueSharer_SharedSlicesCannotBeAppendedInto(t *testing.T) {
-	s := newValueSharer()
-	a, b := sharePod(1, 1), sharePod(1, 2)
+func TestDeduper_SharedSlicesCannotBeAppendedInto(t *testing.T) {
+	s := newDeduper()
+	a, b := dedupPod(1, 1), dedupPod(1, 2)
 	a.Spec.Containers[0].Env = append(make([]v1.EnvVar, 0, 8), a.Spec.Containers[0].Env...)
-	a, b = shareObj(s, a), shareObj(s, b)
+	a, b = dedupObj(s, a), dedupObj(s, b)
 	env := b.Spec.Containers[0].Env
 	if !sameSlice(a.Spec.Containers[0].Env, env) {
 		t.Fatal("env not shared")
@@ -130,9 +133,9 @@ func TestValueSharer_SharedSlicesCannotBeAppendedInto(t *testing.T) {
 	}
 }
 
-func TestValueSharer_DeepCopyIsIndependent(t *testing.T) {
-	s := newValueSharer()
-	a, b := shareObj(s, sharePod(1, 1)), shareObj(s, sharePod(1, 2))
+func TestDeduper_DeepCopyIsIndependent(t *testing.T) {
+	s := newDeduper()
+	a, b := dedupObj(s, dedupPod(1, 1)), dedupObj(s, dedupPod(1, 2))
 	c := b.DeepCopy()
 	c.Labels["tier"] = "db"
 	c.Spec.Containers[0].Env[0].Value = "changed"
@@ -143,7 +146,7 @@ func TestValueSharer_DeepCopyIsIndependent(t *testing.T) {
 	}
 }
 
-func TestValueSharer_Unstructured(t *testing.T) {
+func TestDeduper_Unstructured(t *testing.T) {
 	obj := func(name string) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]interface{}{
 			"apiVersion": "v1", "kind": "ConfigMap",
@@ -151,10 +154,10 @@ func TestValueSharer_Unstructured(t *testing.T) {
 			"data":     map[string]interface{}{"k": "v", "n": int64(3), "list": []interface{}{"a", map[string]interface{}{"b": true}}},
 		}}
 	}
-	s := newValueSharer()
+	s := newDeduper()
 	inA, inB := obj("a"), obj("b")
 	wantA, wantB := inA.DeepCopy(), inB.DeepCopy()
-	a, b := shareObj(s, inA), shareObj(s, inB)
+	a, b := dedupObj(s, inA), dedupObj(s, inB)
 	if !reflect.DeepEqual(a, wantA) || !reflect.DeepEqual(b, wantB) {
 		t.Fatal("sharing changed an object's content")
 	}
@@ -166,10 +169,10 @@ func TestValueSharer_Unstructured(t *testing.T) {
 	}
 }
 
-func TestValueSharer_UniquePositionsStopBeingLookedUp(t *testing.T) {
-	s := newValueSharer()
+func TestDeduper_UniquePositionsStopBeingLookedUp(t *testing.T) {
+	s := newDeduper()
 	for i := range siteTrial + 10 {
-		s.share(sharePod(1, i))
+		s.dedup(dedupPod(1, i))
 	}
 	plan := s.planOf(reflect.TypeFor[metav1.ObjectMeta]())
 	for _, tt := range []struct {
@@ -183,21 +186,21 @@ func TestValueSharer_UniquePositionsStopBeingLookedUp(t *testing.T) {
 	}
 }
 
-func TestValueSharer_Concurrent(t *testing.T) {
-	s := newValueSharer()
+func TestDeduper_Concurrent(t *testing.T) {
+	s := newDeduper()
 	var wg sync.WaitGroup
 	pods := make([][]*v1.Pod, 4)
 	for g := range pods {
 		wg.Go(func() {
 			for i := range 200 {
-				pods[g] = append(pods[g], shareObj(s, sharePod(i%5, g*1000+i)))
+				pods[g] = append(pods[g], dedupObj(s, dedupPod(i%5, g*1000+i)))
 			}
 		})
 	}
 	wg.Wait()
 	for g := range pods {
 		for i, p := range pods[g] {
-			if want := sharePod(i%5, g*1000+i); !reflect.DeepEqual(p, want) {
+			if want := dedupPod(i%5, g*1000+i); !reflect.DeepEqual(p, want) {
 				t.Fatalf("pod %d of goroutine %d differs after sharing", i, g)
 			}
 		}
@@ -247,18 +250,198 @@ func TestSite_TriesAgainAfterSkipping(t *testing.T) {
 
 // Values that start to repeat only after their position's first trial are
 // shared once a later trial sees them repeat.
-func TestValueSharer_LateRepeatsShared(t *testing.T) {
+func TestDeduper_LateRepeatsShared(t *testing.T) {
 	type obj struct{ Tags []string }
-	s := newValueSharer()
+	s := newDeduper()
 	for i := range siteTrial {
-		shareObj(s, &obj{Tags: []string{fmt.Sprint("unique-", i)}})
+		dedupObj(s, &obj{Tags: []string{fmt.Sprint("unique-", i)}})
 	}
 	var last []*obj
 	for range 8 * siteTrial {
-		last = append(last, shareObj(s, &obj{Tags: []string{string([]byte("again"))}}))
+		last = append(last, dedupObj(s, &obj{Tags: []string{string([]byte("again"))}}))
 	}
 	n := len(last)
 	if !sameSlice(last[n-1].Tags, last[n-2].Tags) {
 		t.Error("repeating values are still not shared")
+	}
+}
+
+func TestWithDedup(t *testing.T) {
+	errTransform := errors.New("transform failed")
+	tests := []struct {
+		name      string
+		transform TransformFunc
+		dd        *deduper
+		wantErr   error
+		wantDedup bool
+	}{
+		{"sharing off, no transform", nil, nil, nil, false},
+		{"sharing on, no transform", nil, newDeduper(), nil, true},
+		{"sharing on after a transform", func(obj interface{}) (interface{}, error) { return obj, nil }, newDeduper(), nil, true},
+		{"a failed transform shares nothing", func(interface{}) (interface{}, error) { return nil, errTransform }, newDeduper(), errTransform, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tf := withDedup(tt.transform, tt.dd, nil, nil)
+			if tf == nil {
+				if tt.wantDedup || tt.transform != nil {
+					t.Fatal("no transform returned")
+				}
+				return
+			}
+			a, b := dedupPod(1, 1), dedupPod(1, 2)
+			want := b.DeepCopy()
+			outA, err := tf(a)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			outB, err := tf(b)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if !reflect.DeepEqual(outB, want) || !reflect.DeepEqual(b, want) {
+				t.Error("the transformed object or its input differs from the input as given")
+			}
+			if sameMap(a.Labels, b.Labels) {
+				t.Error("the inputs' labels were made one: an input was written")
+			}
+			if got := sameMap(outA.(*v1.Pod).Labels, outB.(*v1.Pod).Labels); got != tt.wantDedup {
+				t.Errorf("labels shared = %v, want %v", got, tt.wantDedup)
+			}
+		})
+	}
+}
+
+// The mutation detector still passes for shared objects and still catches
+// a caller that modifies a shared part; the modification shows in every
+// object sharing it.
+func TestDeduper_MutationDetector(t *testing.T) {
+	tests := []struct {
+		name     string
+		mutate   func(a, b interface{ GetName() string })
+		wantHits int // objects reported
+	}{
+		{"no mutation", func(_, _ interface{ GetName() string }) {}, 0},
+		{"a shared label changed through one pod", nil, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newDeduper()
+			a, b := dedupObj(s, dedupPod(1, 1)), dedupObj(s, dedupPod(1, 2))
+			var report string
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			d := newCacheMutationDetector("pods", klog.Background())
+			d.onMutation = func(r string) { report = r }
+			d.AddObject(a)
+			d.AddObject(b)
+			d.check(now)
+			if tt.mutate == nil {
+				a.Labels["tier"] = "db" // against the contract
+			} else {
+				tt.mutate(a, b)
+			}
+			d.check(now)
+			if got := strings.Count(report, "tier"); (tt.wantHits == 0) != (got == 0) {
+				t.Errorf("report %q, want %d objects reported", report, tt.wantHits)
+			}
+			if tt.wantHits > 0 && !strings.Contains(report, "2 cached object(s)") {
+				t.Errorf("report %q does not list both pods sharing the labels", report)
+			}
+		})
+	}
+}
+
+// Two informers' transforms fed the same object pointers at once, while
+// others read those objects: the inputs are never written (the race
+// detector would see it), each cached object is deep-equal to its input,
+// and equal parts of the two informers' objects are one.
+func TestDedupCopy_SameInputsConcurrently(t *testing.T) {
+	const n = 50
+	inputs := make([]*v1.Pod, n)
+	wants := make([]*v1.Pod, n)
+	for i := range inputs {
+		inputs[i] = dedupPod(i%5, i)
+		wants[i] = inputs[i].DeepCopy()
+	}
+	dd := newDeduper()
+	outs := [2][]*v1.Pod{make([]*v1.Pod, n), make([]*v1.Pod, n)}
+	var wg sync.WaitGroup
+	for inf := range outs {
+		tf := withDedup(nil, dd, nil, nil)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, in := range inputs {
+				out, err := tf(in)
+				if err != nil {
+					t.Errorf("transform: %v", err)
+					return
+				}
+				outs[inf][i] = out.(*v1.Pod)
+			}
+		}()
+	}
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, in := range inputs {
+				if !reflect.DeepEqual(in, wants[i]) {
+					t.Errorf("input %d changed while read", i)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range inputs {
+		for inf := range outs {
+			if !reflect.DeepEqual(outs[inf][i], wants[i]) {
+				t.Errorf("informer %d's object %d differs from its input", inf, i)
+			}
+		}
+		if !reflect.DeepEqual(inputs[i], wants[i]) {
+			t.Errorf("input %d was modified", i)
+		}
+	}
+	if !sameMap(outs[0][0].Labels, outs[1][5].Labels) {
+		t.Error("equal labels of the two informers' objects are not one")
+	}
+}
+
+// A DeepCopy of a cached, shared object is its own: modifying it changes
+// no cached object.
+func TestDedupCopy_DeepCopyIndependent(t *testing.T) {
+	dd := newDeduper()
+	a := dedupCopy(dd, dedupPod(1, 1)).(*v1.Pod)
+	b := dedupCopy(dd, dedupPod(1, 2)).(*v1.Pod)
+	if !sameMap(a.Labels, b.Labels) {
+		t.Fatal("labels not shared; the test proves nothing")
+	}
+	wantA, wantB := a.DeepCopy(), b.DeepCopy()
+	c := a.DeepCopy()
+	c.Labels["tier"] = "db"
+	c.Spec.Containers[0].Env[0].Value = "changed"
+	c.Spec.Containers[0].ReadinessProbe.Exec.Command[0] = "false"
+	c.ManagedFields[0].Manager = "other"
+	c.Spec.Containers = append(c.Spec.Containers, v1.Container{Name: "extra"})
+	if !reflect.DeepEqual(a, wantA) || !reflect.DeepEqual(b, wantB) {
+		t.Error("modifying a deep copy changed a cached object")
+	}
+}
+
+// Values that are not runtime.Objects are kept as given, unshared, and a
+// nil object stays nil.
+func TestDedupCopy_NotAnObject(t *testing.T) {
+	dd := newDeduper()
+	m := map[string]string{"a": "b"}
+	if got := dedupCopy(dd, m).(map[string]string); !sameMap(got, m) {
+		t.Error("a plain map was replaced")
+	}
+	var nilPod *v1.Pod
+	if got := dedupCopy(dd, nilPod); got != interface{}(nilPod) {
+		t.Errorf("nil pod became %v", got)
 	}
 }

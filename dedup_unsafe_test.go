@@ -13,11 +13,11 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// These tests pin what share_unsafe.go assumes of Go's memory layout: on a
+// These tests pin what dedup_unsafe.go assumes of Go's memory layout: on a
 // Go release that changes one of them, a test here fails before sharing
 // misreads an object.
 
-// Only share_unsafe.go imports unsafe among the package's files.
+// Only dedup_unsafe.go imports unsafe among the package's files.
 func TestUnsafe_OnlyHere(t *testing.T) {
 	entries, err := os.ReadDir(".")
 	if err != nil {
@@ -26,7 +26,7 @@ func TestUnsafe_OnlyHere(t *testing.T) {
 	fset := token.NewFileSet()
 	for _, e := range entries {
 		name := e.Name()
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || name == "share_unsafe.go" {
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || name == "dedup_unsafe.go" {
 			continue
 		}
 		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
@@ -35,7 +35,7 @@ func TestUnsafe_OnlyHere(t *testing.T) {
 		}
 		for _, imp := range f.Imports {
 			if path, _ := strconv.Unquote(imp.Path.Value); path == "unsafe" {
-				t.Errorf("%s imports unsafe; unsafe operations belong in share_unsafe.go", name)
+				t.Errorf("%s imports unsafe; unsafe operations belong in dedup_unsafe.go", name)
 			}
 		}
 	}
@@ -106,7 +106,7 @@ func TestUnsafe_WordLayout(t *testing.T) {
 // Only map[string]string is read as one: a map of named strings has a plan
 // of its own, walked through reflect.
 func TestUnsafe_NoMapReadAsAnother(t *testing.T) {
-	s := newValueSharer()
+	s := newDeduper()
 	if !s.planOf(reflect.TypeFor[map[string]string]()).strMap {
 		t.Error("map[string]string is not read directly")
 	}

@@ -7,10 +7,10 @@ import (
 	"sync"
 )
 
-// This file is the walk of a valueSharer (share.go) over one object.
+// This file is the walk of a deduper (dedup.go) over one object.
 //
 // The walk goes through the object by address, following the plan of each
-// type (share_plan.go), hashes its content bottom-up (share_hash.go) and,
+// type (dedup_plan.go), hashes its content bottom-up (dedup_compare.go) and,
 // at each position still looked up, finds the shared value equal to the
 // part there. It never writes into the object it is given: that object
 // belongs to whoever returned it (a ListerWatcher, a transform), who may
@@ -24,7 +24,7 @@ import (
 // walker is one walk's state: the frames on the path from the object to
 // the value walked now.
 type walker struct {
-	s      *valueSharer
+	s      *deduper
 	frames []frame
 	// pairs is scratch space for the entries of a string map.
 	pairs []string
@@ -124,13 +124,13 @@ func copyMemory(t reflect.Type, p addr, n int) addr {
 	return c.UnsafePointer()
 }
 
-// share returns obj with its parts pointing at equal values already shared,
+// dedup returns obj with its parts pointing at equal values already shared,
 // making the values of obj's parts shared for objects to come. obj is
 // never written: when a part changes, the result is a new object made of
 // copies of the frames above the changed parts and of obj's other parts;
 // when nothing changes it is obj itself. Only non-nil pointers to structs
 // or maps are walked; anything else is returned as it is.
-func (s *valueSharer) share(obj interface{}) interface{} {
+func (s *deduper) dedup(obj interface{}) interface{} {
 	v := reflect.ValueOf(obj)
 	if v.Kind() != reflect.Pointer || v.IsNil() {
 		return obj
@@ -144,9 +144,9 @@ func (s *valueSharer) share(obj interface{}) interface{} {
 
 // walkObject walks the object v points at (obj) as the root frame: as a
 // new object, or beside twin, the cached object it replaces, when twin is
-// not nil (share_twin.go). It returns obj, or its copy with parts
+// not nil (dedup_update.go). It returns obj, or its copy with parts
 // replaced.
-func (s *valueSharer) walkObject(obj interface{}, v reflect.Value, twin addr) interface{} {
+func (s *deduper) walkObject(obj interface{}, v reflect.Value, twin addr) interface{} {
 	t := v.Type().Elem()
 	plan := s.planOf(t)
 	w := walkers.Get().(*walker)
@@ -175,7 +175,7 @@ func (s *valueSharer) walkObject(obj interface{}, v reflect.Value, twin addr) in
 // above it is looked up), 0 or its hash otherwise. Under an unexported
 // field (settable false) values are only hashed.
 func (w *walker) walkValue(plan *typePlan, a addr, at position, depth int, settable bool, fr int, need bool) uint64 {
-	if !settable || plan.flat || depth > maxShareDepth {
+	if !settable || plan.flat || depth > maxDedupDepth {
 		if !need {
 			return 0
 		}
@@ -240,8 +240,8 @@ func (w *walker) walkString(a addr, at position, fr int, need bool) uint64 {
 // intern returns the shared string equal to str (of hash h) at position
 // at, whose site is on, making a copy of str the shared one when there is
 // none; changed is false when str is that string already.
-func (s *valueSharer) intern(at position, str string, h uint64) (canon string, changed bool) {
-	key := shareKey{pos: at.path, hash: h, n: len(str)}
+func (s *deduper) intern(at position, str string, h uint64) (canon string, changed bool) {
+	key := dedupKey{pos: at.path, hash: h, n: len(str)}
 	st := s.stripeFor(key.fold())
 	if p := st.lookup(key); p != nil {
 		if canon := stringAt(addr(p), len(str)); canon == str {
@@ -258,7 +258,7 @@ func (s *valueSharer) intern(at position, str string, h uint64) (canon string, c
 }
 
 // internAt interns str at position at when at's site is on.
-func (s *valueSharer) internAt(at position, str string, h uint64) (string, bool) {
+func (s *deduper) internAt(at position, str string, h uint64) (string, bool) {
 	if len(str) == 0 || at.site == nil || !at.site.enabled() {
 		return "", false
 	}
@@ -336,7 +336,7 @@ func (w *walker) lookupWhole(plan *typePlan, a addr, at position, depth, fr int,
 // at position at, which is looked up, and reports whether an equal one is
 // shared; if it is not p itself, it replaces p.
 func (w *walker) found(plan *typePlan, at position, h uint64, fr int, a, p addr, n int, capIsN bool) bool {
-	key := shareKey{plan: plan.id, pos: at.path, hash: h, n: n}
+	key := dedupKey{plan: plan.id, pos: at.path, hash: h, n: n}
 	q := addr(w.s.stripeFor(key.fold()).lookup(key))
 	switch {
 	case q == nil:
@@ -344,7 +344,7 @@ func (w *walker) found(plan *typePlan, at position, h uint64, fr int, a, p addr,
 	case q == p && capIsN:
 		at.site.record(true)
 		return true
-	case !w.s.sameAsShared(plan, q, p, n):
+	case !w.s.sameAsKept(plan, q, p, n):
 		return false
 	}
 	at.site.record(true)
@@ -364,7 +364,7 @@ func (w *walker) keep(plan *typePlan, on bool, at position, h uint64, orig, c ad
 		if c == nil {
 			c = copyReferred(plan, orig, n)
 		}
-		key := shareKey{plan: plan.id, pos: at.path, hash: h, n: n}
+		key := dedupKey{plan: plan.id, pos: at.path, hash: h, n: n}
 		w.s.stripeFor(key.fold()).insert(key, depth, (*byte)(c))
 	}
 	if c != nil {
@@ -422,18 +422,18 @@ func (w *walker) walkMap(plan *typePlan, a addr, at position, depth, fr int, nee
 	}
 	var c addr
 	if plan.strMap {
-		c = w.shareStringEntries(plan, m, at)
+		c = w.dedupStringEntries(plan, m, at)
 	} else {
-		c = w.shareEntries(plan, m, at, depth)
+		c = w.dedupEntries(plan, m, at, depth)
 	}
 	w.keep(plan, on, at, h, m, c, n, fr, a, depth)
 	return h
 }
 
-// shareStringEntries interns the keys and values of the map[string]string
+// dedupStringEntries interns the keys and values of the map[string]string
 // m at position at and returns a new map of them, or nil when every one is
 // interned already.
-func (w *walker) shareStringEntries(plan *typePlan, m addr, at position) addr {
+func (w *walker) dedupStringEntries(plan *typePlan, m addr, at position) addr {
 	src := stringMapOf(m)
 	keys := at.step(pathKey, &plan.sites.key)
 	pairs, changed := w.pairs[:0], false
@@ -462,10 +462,10 @@ func (w *walker) shareStringEntries(plan *typePlan, m addr, at position) addr {
 	return mapWord(out)
 }
 
-// shareEntries shares the keys and values of map m at position at, which
+// dedupEntries shares the keys and values of map m at position at, which
 // is not shared as a whole, and returns a copy of m with entries replaced,
 // or nil when none is.
-func (w *walker) shareEntries(plan *typePlan, m addr, at position, depth int) addr {
+func (w *walker) dedupEntries(plan *typePlan, m addr, at position, depth int) addr {
 	e := entriesOf(plan, m)
 	defer e.done()
 	keys, values := at.step(pathKey, &plan.sites.key), at.step(pathValue, &plan.sites.elem)

@@ -98,13 +98,13 @@ func newWalkNode(n int) *walkNode {
 // The walk never writes into its input, whatever it replaces: the input
 // refers to the very memory it did before, and both input and result are
 // deep-equal to what was given.
-func TestValueSharer_NeverWritesInput(t *testing.T) {
+func TestDeduper_NeverWritesInput(t *testing.T) {
 	tests := []struct {
 		name string
 		make func(i int) interface{}
 	}{
-		{"pods of one ReplicaSet", func(i int) interface{} { return sharePod(1, i) }},
-		{"pods of several ReplicaSets", func(i int) interface{} { return sharePod(i%3, i) }},
+		{"pods of one ReplicaSet", func(i int) interface{} { return dedupPod(1, i) }},
+		{"pods of several ReplicaSets", func(i int) interface{} { return dedupPod(i%3, i) }},
 		{"nodes of every kind", func(int) interface{} { return newWalkNode(1) }},
 		{"nodes that differ", func(i int) interface{} { return newWalkNode(i % 2) }},
 		{"unstructured", func(i int) interface{} {
@@ -116,12 +116,12 @@ func TestValueSharer_NeverWritesInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newValueSharer()
+			s := newDeduper()
 			for i := range 5 {
 				in := tt.make(i)
 				want := tt.make(i)
 				refs := references(in)
-				out := s.share(in)
+				out := s.dedup(in)
 				if !slices.Equal(references(in), refs) {
 					t.Fatalf("object %d: the walk replaced a reference inside its input", i)
 				}
@@ -135,13 +135,13 @@ func TestValueSharer_NeverWritesInput(t *testing.T) {
 
 // Equal parts of two walked objects are one in memory; parts at positions
 // no longer looked up, and the unexported ones, stay the input's memory.
-func TestValueSharer_PathCopy(t *testing.T) {
-	s := newValueSharer()
+func TestDeduper_PathCopy(t *testing.T) {
+	s := newDeduper()
 	plan := s.planOf(reflect.TypeFor[walkNode]())
 	plan.fields[1].site.off.Store(true) // Slice: as after a failed trial
-	a := shareObj(s, newWalkNode(1))
+	a := dedupObj(s, newWalkNode(1))
 	in := newWalkNode(1)
-	b := shareObj(s, in)
+	b := dedupObj(s, in)
 	tests := []struct {
 		name string
 		got  bool
@@ -166,29 +166,29 @@ func TestValueSharer_PathCopy(t *testing.T) {
 
 // An object whose parts are all shared already is returned as it is: the
 // walk copies nothing.
-func TestValueSharer_SharedObjectIsKept(t *testing.T) {
-	s := newValueSharer()
-	shareObj(s, sharePod(1, 1))
-	b := shareObj(s, sharePod(1, 2))
-	if again := shareObj(s, b); again != b {
+func TestDeduper_SharedObjectIsKept(t *testing.T) {
+	s := newDeduper()
+	dedupObj(s, dedupPod(1, 1))
+	b := dedupObj(s, dedupPod(1, 2))
+	if again := dedupObj(s, b); again != b {
 		t.Error("walking an object made of shared parts made a new one")
 	}
 }
 
 // Objects are read while others are walked and shared with them: the race
 // detector sees any write into memory a reader can reach.
-func TestValueSharer_ConcurrentReaders(t *testing.T) {
-	s := newValueSharer()
+func TestDeduper_ConcurrentReaders(t *testing.T) {
+	s := newDeduper()
 	first := make([]*v1.Pod, 20)
 	for i := range first {
-		first[i] = shareObj(s, sharePod(i%4, i))
+		first[i] = dedupObj(s, dedupPod(i%4, i))
 	}
 	var wg sync.WaitGroup
 	for g := range 2 {
 		wg.Go(func() {
 			for i := range 100 {
-				p := sharePod(i%4, 1000*(g+1)+i)
-				if got := shareObj(s, p); !reflect.DeepEqual(got, p) {
+				p := dedupPod(i%4, 1000*(g+1)+i)
+				if got := dedupObj(s, p); !reflect.DeepEqual(got, p) {
 					t.Errorf("shared pod %d differs from its input", i)
 				}
 			}
@@ -197,7 +197,7 @@ func TestValueSharer_ConcurrentReaders(t *testing.T) {
 	for range 2 {
 		wg.Go(func() {
 			for i, p := range first {
-				if !reflect.DeepEqual(p, sharePod(i%4, i)) {
+				if !reflect.DeepEqual(p, dedupPod(i%4, i)) {
 					t.Errorf("cached pod %d changed while others were shared", i)
 				}
 			}
@@ -208,15 +208,15 @@ func TestValueSharer_ConcurrentReaders(t *testing.T) {
 
 // A value equal to one shared already is found whole, before its parts are
 // walked: none of them is looked up again and nothing is copied for it.
-func TestValueSharer_EqualValueFoundWhole(t *testing.T) {
-	s := newValueSharer()
+func TestDeduper_EqualValueFoundWhole(t *testing.T) {
+	s := newDeduper()
 	envName := s.planOf(reflect.TypeFor[v1.EnvVar]()).fields[0].site
-	a := shareObj(s, sharePod(1, 1))
+	a := dedupObj(s, dedupPod(1, 1))
 	before := envName.lookups.Load()
 	if before == 0 {
 		t.Fatal("the first pod's env names were not looked up")
 	}
-	b := shareObj(s, sharePod(1, 2))
+	b := dedupObj(s, dedupPod(1, 2))
 	if got := envName.lookups.Load(); got != before {
 		t.Errorf("env names looked up %d more times for a pod whose containers equal shared ones", got-before)
 	}
@@ -227,7 +227,7 @@ func TestValueSharer_EqualValueFoundWhole(t *testing.T) {
 
 // walkHash walks obj (a pointer to a struct) as share does, asking for
 // its hash, and returns the hash with what the walk made of obj.
-func walkHash(s *valueSharer, obj interface{}) (uint64, interface{}) {
+func walkHash(s *deduper, obj interface{}) (uint64, interface{}) {
 	v := reflect.ValueOf(obj)
 	t := v.Type().Elem()
 	w := &walker{s: s}
@@ -242,12 +242,12 @@ func walkHash(s *valueSharer, obj interface{}) (uint64, interface{}) {
 // The hash a walk computes while it shares is the hash of the content
 // alone: the one a lookup computes for an equal value, whether the walk
 // replaced parts of it or found them shared already.
-func TestValueSharer_HashMatchesWalk(t *testing.T) {
+func TestDeduper_HashMatchesWalk(t *testing.T) {
 	tests := []struct {
 		name string
 		make func(i int) interface{}
 	}{
-		{"pod", func(i int) interface{} { return sharePod(i%2, i) }},
+		{"pod", func(i int) interface{} { return dedupPod(i%2, i) }},
 		{"nodes of every kind", func(i int) interface{} { return newWalkNode(i % 2) }},
 		{"empty node", func(int) interface{} { return &walkNode{} }},
 		{"unstructured", func(i int) interface{} {
@@ -258,7 +258,7 @@ func TestValueSharer_HashMatchesWalk(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newValueSharer()
+			s := newDeduper()
 			for i := range 4 {
 				in := tt.make(i)
 				plan := s.planOf(reflect.TypeOf(in).Elem())
@@ -277,7 +277,7 @@ func TestValueSharer_HashMatchesWalk(t *testing.T) {
 
 // Values that differ only in padding, or in a float's sign of zero, are
 // equal; NaN never is, as reflect.DeepEqual has it.
-func TestValueSharer_EqualAtMatchesDeepEqual(t *testing.T) {
+func TestDeduper_EqualAtMatchesDeepEqual(t *testing.T) {
 	type padded struct {
 		A int8
 		B int64
@@ -308,7 +308,7 @@ func TestValueSharer_EqualAtMatchesDeepEqual(t *testing.T) {
 		{"held types differ", holder{I: int64(3)}, holder{I: int32(3)}},
 		{"funcs", holder{Fn: func() {}}, holder{Fn: func() {}}},
 	}
-	s := newValueSharer()
+	s := newDeduper()
 	plan := s.planOf(reflect.TypeFor[holder]())
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
