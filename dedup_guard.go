@@ -37,8 +37,8 @@ import (
 // guardBudget is the share of one core the guard spends at most: after
 // checking a batch it pauses (1/guardBudget - 1) times as long as the batch
 // took. Chosen against make bench-e2e's churn phase (the guard's share of
-// an informer's CPU; at 1% it was a large part of a slowly churning one)
-// and make bench-guard (the time to cover the table at this budget).
+// an informer's CPU, which must stay a small part of a slowly churning
+// one) and make bench-guard (the time to cover the table at this budget).
 const guardBudget = 0.0025
 
 // guardBatch is how many values the guard checks between pauses, and
