@@ -92,13 +92,8 @@ const (
 // dedupStripes spreads the table over this many locks.
 const dedupStripes = 32
 
-// Trial of a position: after siteTrial lookups, a position whose lookups
-// found an equal value less than once in siteMinHitRate is no longer looked
-// up.
-const (
-	siteTrial      = 512
-	siteMinHitRate = 8
-)
+// The trial of a position is ruled by tuning's siteTrial, siteMinHitRate
+// and siteMaxBackoff (tuning.go).
 
 // maxDedupDepth bounds the walk; deeper values are hashed by address and
 // not shared (API objects are nowhere near it).
@@ -157,9 +152,9 @@ func (s *deduper) stripeFor(k uint64) *dedupStripe { return &s.stripes[k%dedupSt
 // or the elements, keys or values of one container type) and how many found
 // an equal value, to stop looking where that rarely happens. A site that
 // failed its trial is tried again after skipping siteTrial values, then
-// twice, four times as many and so on (up to 64 times): values may start
-// to repeat later (the conditions of pods created together, listed after
-// others that were not).
+// twice, four times as many and so on (up to 1<<siteMaxBackoff times;
+// tuning.go): values may start to repeat later (the conditions of pods
+// created together, listed after others that were not).
 type site struct {
 	lookups, hits atomic.Int64
 	off           atomic.Bool
@@ -175,7 +170,7 @@ func (s *site) enabled() bool {
 	if !s.off.Load() {
 		return true
 	}
-	wait := int64(siteTrial) << min(s.failures.Load(), siteMaxBackoff)
+	wait := int64(tuning.siteTrial) << min(s.failures.Load(), int64(tuning.siteMaxBackoff))
 	if s.skipped.Add(1) < wait {
 		return false
 	}
@@ -186,20 +181,17 @@ func (s *site) enabled() bool {
 	return true
 }
 
-// siteMaxBackoff bounds the doubling of the values an off site skips.
-const siteMaxBackoff = 6
-
 // record counts a lookup during the site's trial and ends the trial after
 // siteTrial of them; afterwards it counts nothing (the counters are shared
 // by every walk, and writing them costs more than the lookup).
 func (s *site) record(hit bool) {
-	if s.lookups.Load() >= siteTrial {
+	if s.lookups.Load() >= int64(tuning.siteTrial) {
 		return
 	}
 	if hit {
 		s.hits.Add(1)
 	}
-	if n := s.lookups.Add(1); n == siteTrial && s.hits.Load()*siteMinHitRate < n {
+	if n := s.lookups.Add(1); n == int64(tuning.siteTrial) && s.hits.Load()*int64(tuning.siteMinHitRate) < n {
 		s.failures.Add(1)
 		s.off.Store(true)
 	}

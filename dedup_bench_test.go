@@ -13,8 +13,14 @@ import (
 // does it: dedupCopy), and reports the live heap per pod kept. Only the
 // decoding and sharing are timed, not the collections around them.
 func BenchmarkDeduper_Pods(b *testing.B) {
-	const pods = 2000
-	wire := make([][]byte, pods)
+	wire := dedupBenchWire(b, 2000)
+	b.Run("decode", func(b *testing.B) { benchDedupPods(b, wire, false) })
+	b.Run("decode+share", func(b *testing.B) { benchDedupPods(b, wire, true) })
+}
+
+// dedupBenchWire returns the protobuf form of n pods of ReplicaSets of 200.
+func dedupBenchWire(b *testing.B, n int) [][]byte {
+	wire := make([][]byte, n)
 	for i := range wire {
 		data, err := dedupPod(i/200, i).Marshal()
 		if err != nil {
@@ -22,51 +28,65 @@ func BenchmarkDeduper_Pods(b *testing.B) {
 		}
 		wire[i] = data
 	}
-	for _, tt := range []struct {
-		name  string
-		share bool
-	}{{"decode", false}, {"decode+share", true}} {
-		b.Run(tt.name, func(b *testing.B) {
-			var kept []*v1.Pod
-			var heap float64
-			for b.Loop() {
-				b.StopTimer()
-				s := newDeduper()
-				runtime.GC()
-				var before runtime.MemStats
-				runtime.ReadMemStats(&before)
-				b.StartTimer()
-				kept = make([]*v1.Pod, pods)
-				for i, data := range wire {
-					p := &v1.Pod{}
-					if err := p.Unmarshal(data); err != nil {
-						b.Fatal(err)
-					}
-					if tt.share {
-						p = dedupCopy(s, p).(*v1.Pod)
-					}
-					kept[i] = p
-				}
-				b.StopTimer()
-				runtime.GC()
-				var after runtime.MemStats
-				runtime.ReadMemStats(&after)
-				heap = float64(after.HeapAlloc-before.HeapAlloc) / pods
-				b.StartTimer()
+	return wire
+}
+
+// benchDedupPods decodes the pods of wire, deduplicating them when share
+// is set, and reports the live heap and the time per pod.
+func benchDedupPods(b *testing.B, wire [][]byte, share bool) {
+	pods := len(wire)
+	var kept []*v1.Pod
+	var heap float64
+	for b.Loop() {
+		b.StopTimer()
+		s := newDeduper()
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		b.StartTimer()
+		kept = make([]*v1.Pod, pods)
+		for i, data := range wire {
+			p := &v1.Pod{}
+			if err := p.Unmarshal(data); err != nil {
+				b.Fatal(err)
 			}
-			runtime.KeepAlive(kept)
-			b.ReportMetric(heap, "heapB/pod")
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*pods), "ns/pod")
-		})
+			if share {
+				p = dedupCopy(s, p).(*v1.Pod)
+			}
+			kept[i] = p
+		}
+		b.StopTimer()
+		runtime.GC()
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		heap = float64(after.HeapAlloc-before.HeapAlloc) / float64(pods)
+		b.StartTimer()
 	}
+	runtime.KeepAlive(kept)
+	b.ReportMetric(heap, "heapB/pod")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*pods), "ns/pod")
 }
 
 // BenchmarkDedupGuard_Round times one round of the guard (dedup_guard.go)
 // over the table of an informer holding 20,000 pods of 100 ReplicaSets:
 // ns/op is the time to check every shared value once; the guard, spending
-// guardBudget of one core, covers the table in ns/op / guardBudget.
+// tuning.guardBudget of one core, covers the table in ns/op / guardBudget.
 func BenchmarkDedupGuard_Round(b *testing.B) {
-	const pods = 20000
+	g, values := dedupBenchGuard(b, 20000)
+	ctx := context.Background()
+	for b.Loop() {
+		if n := g.round(ctx); n != 0 {
+			b.Fatalf("%d values reported changed", n)
+		}
+	}
+	b.ReportMetric(float64(values), "values")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(values), "ns/value")
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/tuning.guardBudget, "s-to-cover")
+}
+
+// dedupBenchGuard returns the guard of a store holding pods pods of
+// ReplicaSets of 200, deduplicated, and how many values its table holds.
+func dedupBenchGuard(b *testing.B, pods int) (*dedupGuard, int) {
 	s := newDeduper()
 	store := NewStore(MetaNamespaceKeyFunc)
 	for i := range pods {
@@ -74,20 +94,11 @@ func BenchmarkDedupGuard_Round(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	g := newDedupGuard(s, store, &v1.Pod{}, InformerNameAndResource{}, nil)
 	var entries []dedupEntry
 	for i := range s.stripes {
 		entries = s.stripes[i].snapshot(entries)
 	}
-	ctx := context.Background()
-	for b.Loop() {
-		if n := g.round(ctx); n != 0 {
-			b.Fatalf("%d values reported changed", n)
-		}
-	}
-	b.ReportMetric(float64(len(entries)), "values")
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(entries)), "ns/value")
-	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/guardBudget, "s-to-cover")
+	return newDedupGuard(s, store, &v1.Pod{}, InformerNameAndResource{}, nil), len(entries)
 }
 
 // BenchmarkDedupCompactor_Compact times the compaction of one updated pod

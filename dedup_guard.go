@@ -34,20 +34,8 @@ import (
 // process (concurrent map read and write), as a lister reading the same
 // map in client-go would.
 
-// guardBudget is the share of one core the guard spends at most: after
-// checking a batch it pauses (1/guardBudget - 1) times as long as the batch
-// took. Chosen against make bench-e2e's churn phase (the guard's share of
-// an informer's CPU, which must stay a small part of a slowly churning
-// one) and make bench-guard (the time to cover the table at this budget).
-const guardBudget = 0.0025
-
-// guardBatch is how many values the guard checks between pauses, and
-// guardRoundPause the least time between the starts of two rounds over the
-// whole table (so that a small table costs next to nothing).
-const (
-	guardBatch      = 64
-	guardRoundPause = 5 * time.Second
-)
+// The guard's pace is tuning's guardBudget, guardBatch and
+// guardRoundPause (tuning.go).
 
 // SharedValueMetricsProvider is an optional extension of an
 // InformerMetricsProvider (SetInformerMetricsProvider): an informer whose
@@ -109,17 +97,17 @@ func (g *dedupGuard) run(ctx context.Context) {
 		for i := range g.s.stripes {
 			batch = g.s.stripes[i].snapshot(batch[:0])
 			for len(batch) > 0 {
-				n := min(len(batch), guardBatch)
+				n := min(len(batch), tuning.guardBatch)
 				start := time.Now()
 				g.check(ctx, batch[:n], plans)
 				clear(batch[:n])
 				batch = batch[n:]
-				if !g.pause(ctx, time.Duration(float64(time.Since(start))*(1/guardBudget-1))) {
+				if !g.pause(ctx, time.Duration(float64(time.Since(start))*(1/tuning.guardBudget-1))) {
 					return
 				}
 			}
 		}
-		if !g.pause(ctx, guardRoundPause-time.Since(roundStart)) {
+		if !g.pause(ctx, tuning.guardRoundPause-time.Since(roundStart)) {
 			return
 		}
 	}

@@ -171,7 +171,7 @@ func TestDeduper_Unstructured(t *testing.T) {
 
 func TestDeduper_UniquePositionsStopBeingLookedUp(t *testing.T) {
 	s := newDeduper()
-	for i := range siteTrial + 10 {
+	for i := range tuning.siteTrial + 10 {
 		s.dedup(dedupPod(1, i))
 	}
 	plan := s.planOf(reflect.TypeFor[metav1.ObjectMeta]())
@@ -214,7 +214,7 @@ func TestSite_TriesAgainAfterSkipping(t *testing.T) {
 	var s site
 	trial := func(hit bool) {
 		t.Helper()
-		for i := range siteTrial {
+		for i := range tuning.siteTrial {
 			if !s.enabled() {
 				t.Fatalf("off during its trial, after %d lookups", i)
 			}
@@ -225,22 +225,22 @@ func TestSite_TriesAgainAfterSkipping(t *testing.T) {
 		n := 0
 		for !s.enabled() {
 			n++
-			if n > siteTrial<<(siteMaxBackoff+1) {
+			if n > tuning.siteTrial<<(tuning.siteMaxBackoff+1) {
 				t.Fatal("never tried again")
 			}
 		}
 		return n
 	}
 	trial(false)
-	if got, want := offFor(), siteTrial<<1-1; got != want {
+	if got, want := offFor(), tuning.siteTrial<<1-1; got != want {
 		t.Errorf("after one failed trial: off for %d values, want %d", got, want)
 	}
 	trial(false)
-	if got, want := offFor(), siteTrial<<2-1; got != want {
+	if got, want := offFor(), tuning.siteTrial<<2-1; got != want {
 		t.Errorf("after two failed trials: off for %d values, want %d", got, want)
 	}
 	trial(true)
-	for range 4 * siteTrial {
+	for range 4 * tuning.siteTrial {
 		if !s.enabled() {
 			t.Fatal("a site that passed its trial went off")
 		}
@@ -253,11 +253,11 @@ func TestSite_TriesAgainAfterSkipping(t *testing.T) {
 func TestDeduper_LateRepeatsShared(t *testing.T) {
 	type obj struct{ Tags []string }
 	s := newDeduper()
-	for i := range siteTrial {
+	for i := range tuning.siteTrial {
 		dedupObj(s, &obj{Tags: []string{fmt.Sprint("unique-", i)}})
 	}
 	var last []*obj
-	for range 8 * siteTrial {
+	for range 8 * tuning.siteTrial {
 		last = append(last, dedupObj(s, &obj{Tags: []string{string([]byte("again"))}}))
 	}
 	n := len(last)

@@ -218,18 +218,8 @@ func (w *walker) twinHeld(plan *typePlan, a, b addr, at position, depth, fr int)
 // values"). SetValueSharing(informer, false) or KCACHE_SHARE_VALUES=false
 // turns this off with the rest of dedup.
 
-// compactQuiet is how long an updated object must go unchanged before its
-// parts are shared, and compactLongest how long one that keeps changing
-// waits at most. compactTick is how often the compactor looks for due
-// objects while any wait. Chosen with make bench-compare's informer
-// workload (ten updates per pod in a burst: one compaction each, after
-// it) and make bench-e2e's churn phase (an apply and a status update of
-// the same pod within milliseconds: one compaction for both).
-const (
-	compactQuiet   = time.Second
-	compactLongest = 10 * time.Second
-	compactTick    = 250 * time.Millisecond
-)
+// When an object is due is tuning's compactQuiet and compactLongest, and
+// how often the compactor looks, compactTick (tuning.go).
 
 // heldSwapper is a store that can replace the object it holds under a key
 // with an equal one (the informer's own indexer, *cache).
@@ -311,7 +301,7 @@ func (c *dedupCompactor) due(now time.Time, all bool) map[string]interface{} {
 	defer c.mu.Unlock()
 	var out map[string]interface{}
 	for key, p := range c.pending {
-		if all || now.Sub(p.last) >= compactQuiet || now.Sub(p.first) >= compactLongest {
+		if all || now.Sub(p.last) >= tuning.compactQuiet || now.Sub(p.first) >= tuning.compactLongest {
 			if out == nil {
 				out = map[string]interface{}{}
 			}
@@ -336,7 +326,7 @@ func (c *dedupCompactor) run(ctx context.Context) {
 		c.runKicked(ctx)
 		return
 	}
-	tick := time.NewTicker(compactTick)
+	tick := time.NewTicker(tuning.compactTick)
 	defer tick.Stop()
 	for {
 		if !c.waiting() {

@@ -425,11 +425,11 @@ func TestDedupCompactor_Due(t *testing.T) {
 		now   time.Duration
 		due   bool
 	}{
-		{"just updated", []time.Duration{0}, compactQuiet / 2, false},
-		{"quiet long enough", []time.Duration{0}, compactQuiet, true},
-		{"updated again since", []time.Duration{0, compactQuiet}, compactQuiet * 3 / 2, false},
-		{"quiet after the last update", []time.Duration{0, compactQuiet}, 2 * compactQuiet, true},
-		{"busy but waited longest", []time.Duration{0, compactLongest - compactQuiet/2}, compactLongest, true},
+		{"just updated", []time.Duration{0}, tuning.compactQuiet / 2, false},
+		{"quiet long enough", []time.Duration{0}, tuning.compactQuiet, true},
+		{"updated again since", []time.Duration{0, tuning.compactQuiet}, tuning.compactQuiet * 3 / 2, false},
+		{"quiet after the last update", []time.Duration{0, tuning.compactQuiet}, 2 * tuning.compactQuiet, true},
+		{"busy but waited longest", []time.Duration{0, tuning.compactLongest - tuning.compactQuiet/2}, tuning.compactLongest, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,10 +11,11 @@
 // to the files: each file is listed once, and no file uses a name declared
 // in a layer below its own.
 //
-//	foundations   doc.go, features.go (feature gates), metrics.go (metric
-//	              seams), identity.go (informer and handler names),
-//	              retry_with_deadline.go, sync_wait.go (DoneChecker,
-//	              WaitFor*), synctrack.go (per-handler sync)
+//	foundations   doc.go, tuning.go (every tuning constant), features.go
+//	              (feature gates), metrics.go (metric seams), identity.go
+//	              (informer and handler names), retry_with_deadline.go,
+//	              sync_wait.go (DoneChecker, WaitFor*), synctrack.go
+//	              (per-handler sync)
 //	keys, index   keys.go (keys, tombstones, KeyGetter and KeyLister),
 //	              index.go (index functions and the values they give),
 //	              index_set.go (the index engine and the slot table)
@@ -151,10 +152,10 @@
 //     without running its index functions; other items are updated or
 //     added and keys missing from the list are deleted, all under one
 //     write lock.
-//   - A read that copied a thousand objects or more yields the processor
-//     after releasing the lock, so goroutines looping over big listings
-//     cannot keep the informer's writers waiting for a whole scheduling
-//     slice.
+//   - A read that copied many objects (tuning.go's storeBulkRead) yields
+//     the processor after releasing the lock, so goroutines looping over
+//     big listings cannot keep the informer's writers waiting for a whole
+//     scheduling slice.
 //
 // # Listers
 //
@@ -166,9 +167,9 @@
 // overlap. ListAll copies this package's stores into a pooled buffer
 // (cleared before reuse) instead of a new slice per call, and
 // ListAllByNamespace reads the namespace bucket directly when the index
-// function is MetaNamespaceIndexFunc. Listings yield the processor every
-// 256 objects: several goroutines looping over big listings then share
-// the cores with the informer instead of starving it.
+// function is MetaNamespaceIndexFunc. Listings yield the processor once
+// per stretch of objects (tuning.go): several goroutines looping over big
+// listings then share the cores with the informer instead of starving it.
 //
 // # Relists reuse unchanged objects
 //

@@ -150,7 +150,7 @@ func selectsNothing(selector labels.Selector) bool {
 func appendMatching(items []interface{}, selector labels.Selector, appendFn AppendFunc) error {
 	if selectsEverything(selector) {
 		for i, obj := range items {
-			yieldEvery(copyStretch, i)
+			yieldEvery(tuning.listCopyStretch, i)
 			appendFn(obj)
 		}
 		return nil
@@ -158,7 +158,7 @@ func appendMatching(items []interface{}, selector labels.Selector, appendFn Appe
 	matcher := newLabelMatcher(selector)
 	var block labelBlock
 	for done := 0; len(items) > 0; done += labelBlockSize {
-		yieldEvery(matchStretch, done)
+		yieldEvery(tuning.listMatchStretch, done)
 		objs := items[:min(len(items), labelBlockSize)]
 		items = items[len(objs):]
 		read, err := block.load(objs)
@@ -169,15 +169,6 @@ func appendMatching(items []interface{}, selector labels.Selector, appendFn Appe
 	}
 	return nil
 }
-
-// A listing yields the processor once per stretch of objects: every
-// matchStretch objects whose labels it tests, every copyStretch objects it
-// passes on untested (a hundred times cheaper each). A stretch is some
-// microseconds of work, a yield about a hundred nanoseconds.
-const (
-	matchStretch = 256
-	copyStretch  = 8192
-)
 
 // yieldEvery yields the processor when done, the number of objects a
 // listing has gone through, completes a stretch. A listing of a big cache

@@ -379,10 +379,6 @@ func (c *threadSafeMap) appendIndexed(dst []interface{}, indexName, indexedValue
 	return dst, nil
 }
 
-// bulkRead is the size from which a read yields the processor once it has
-// released the lock.
-const bulkRead = 1024
-
 // yieldAfterBulkRead lets other goroutines run after a read that copied n
 // objects, when n is large. Callers of big reads (listers over a namespace
 // of thousands of objects) usually go on to filter what they got, a long
@@ -392,7 +388,7 @@ const bulkRead = 1024
 // that wait to one read. It costs a fraction of a microsecond, against the
 // microseconds the copy itself took.
 func yieldAfterBulkRead(n int) {
-	if n >= bulkRead {
+	if n >= tuning.storeBulkRead {
 		runtime.Gosched()
 	}
 }
