@@ -135,16 +135,16 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 # bench-guard times a round of the sharing guard over 20,000 pods
-# (BenchmarkSharingGuard_Round: ns per value, values, seconds to cover
+# (BenchmarkDedupGuard_Round: ns per value, values, seconds to cover
 # the table at the guard's budget) and writes the output under a header to
 # bench/results/guard-<UTC>.txt.
 bench-guard:
 	@mkdir -p bench/results; f=bench/results/guard-$$(date -u +%Y%m%dT%H%M%SZ).txt; \
-	cmd="$(GO) test -run '^$$' -bench '^BenchmarkSharingGuard_Round$$' -benchmem -count=5 ."; \
+	cmd="$(GO) test -run '^$$' -bench '^BenchmarkDedupGuard_Round$$' -benchmem -count=5 ."; \
 	{ echo "# make bench-guard result"; echo "command: $$cmd"; echo "date:    $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; \
 	  echo "machine: $$(uname -a)"; echo "cpus:    $$(nproc)"; echo "go:      $$($(GO) version)"; \
 	  echo "commit:  $$(git rev-parse HEAD 2>/dev/null)"; echo; \
-	  $(GO) test -run '^$$' -bench '^BenchmarkSharingGuard_Round$$' -benchmem -count=5 .; } 2>&1 | tee $$f
+	  $(GO) test -run '^$$' -bench '^BenchmarkDedupGuard_Round$$' -benchmem -count=5 .; } 2>&1 | tee $$f
 
 bench-smoke:
 	$(GO) test -run '^$$' -bench . -benchtime=1x $(PKGS)
@@ -160,8 +160,8 @@ fuzz:
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzSplitMetaNamespaceKey$$' .
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzParseObjectName$$' .
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzIndexer_MatchesModel$$' .
-	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzDeltaFIFOOps$$' .
-	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzRealFIFOOps$$' .
+	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzDeltaFIFO_MatchesModel$$' .
+	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzRealFIFO_MatchesModel$$' .
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzLabelMatch_AgreesWithSelector$$' .
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzNewShardedListerWatcher$$' .
 

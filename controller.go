@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -152,8 +153,8 @@ func (c *controller) RunWithContext(ctx context.Context) {
 		c.config.Queue.Close()
 	})
 	wg.Go(func() { r.RunWithContext(ctx) })
-	if g, ok := c.config.Queue.(sharingGuardRunner); ok {
-		wg.Go(func() { g.runSharingGuard(ctx) })
+	if g, ok := c.config.Queue.(dedupGuardRunner); ok {
+		wg.Go(func() { g.runDedupGuard(ctx) })
 	}
 	wait.UntilWithContext(ctx, c.processLoop, time.Second)
 	wg.Wait()
@@ -526,21 +527,21 @@ func newInformer(clientState Store, options InformerOptions) Controller {
 // for the same gates: a RealFIFO (InOrderInformers is locked on); with
 // AtomicFIFO, replacements arrive whole and are reconciled with the store
 // by the controller, otherwise the queue reads the store as its known
-// objects. shareValues says whether the informer shares equal parts of
-// its objects (share.go), unless the process turned that off.
-func newInformerQueue(logger klog.Logger, objectType any, clientState Store, transform TransformFunc, id InformerNameAndResource, metrics InformerMetricsProvider, shareValues bool) Queue {
-	return newSharingInformerQueue(logger, objectType, clientState, transform, id, metrics, informerSharer(shareValues))
+// objects. dedup says whether the informer shares equal parts of
+// its objects (dedup.go), unless the process turned that off.
+func newInformerQueue(logger klog.Logger, objectType any, clientState Store, transform TransformFunc, id InformerNameAndResource, metrics InformerMetricsProvider, dedup bool) Queue {
+	return newDedupInformerQueue(logger, objectType, clientState, transform, id, metrics, informerDeduper(dedup))
 }
 
-// newSharingInformerQueue is newInformerQueue with the value sharer to use
+// newDedupInformerQueue is newInformerQueue with the deduper to use
 // (nil: none).
-func newSharingInformerQueue(logger klog.Logger, objectType any, clientState Store, transform TransformFunc, id InformerNameAndResource, metrics InformerMetricsProvider, sharer *valueSharer) Queue {
-	compactor := newUpdateCompactor(sharer, clientState)
+func newDedupInformerQueue(logger klog.Logger, objectType any, clientState Store, transform TransformFunc, id InformerNameAndResource, metrics InformerMetricsProvider, dd *deduper) Queue {
+	compactor := newDedupCompactor(dd, clientState)
 	opts := RealFIFOOptions{
 		Logger:          &logger,
 		Name:            fmt.Sprintf("RealFIFO %T", objectType),
 		KeyFunction:     MetaNamespaceKeyFunc,
-		Transformer:     withValueSharing(transform, sharer, clientState, compactor),
+		Transformer:     withDedup(transform, dd, clientState, compactor),
 		Identifier:      id,
 		MetricsProvider: metrics,
 	}
@@ -558,9 +559,9 @@ func newSharingInformerQueue(logger klog.Logger, objectType any, clientState Sto
 		// it, to reuse the cached copy of every object that did not change.
 		q.consumerCache = clientState
 	}
-	if sharer != nil {
-		q.ownerTransform, q.valueSharing = transform, true
-		q.guard = newSharingGuard(sharer, clientState, objectType, id, metrics)
+	if dd != nil {
+		q.ownerTransform, q.dedup = transform, true
+		q.guard = newDedupGuard(dd, clientState, objectType, id, metrics)
 		q.compactor = compactor
 		if !atomicEvents {
 			// Sharing prepares listed objects as they arrive; without
@@ -569,4 +570,82 @@ func newSharingInformerQueue(logger klog.Logger, objectType any, clientState Sto
 		}
 	}
 	return q
+}
+
+// What follows is the seam between the controller and whatever it reports to.
+// The controller applies each popped change to the cache and then describes
+// what happened as a notification; a changeSink receives it. The shared
+// informer is one sink (it fans notifications out to its listeners), and a
+// plain ResourceEventHandler, as NewInformer takes, is another. Listeners
+// use the same notification type for their pending work, so the one switch
+// that turns a notification into a handler call lives here.
+
+// notificationKind tells which handler method a notification calls.
+type notificationKind uint8
+
+const (
+	notifyAdd notificationKind = iota + 1
+	notifyUpdate
+	notifyDelete
+)
+
+// notification is one call to make on a handler: OnAdd(newObj,
+// initialList), OnUpdate(oldObj, newObj) or OnDelete(oldObj).
+type notification struct {
+	oldObj      interface{}
+	newObj      interface{}
+	kind        notificationKind
+	initialList bool
+	// relisted marks the update of an object found again by a relist
+	// that replaced the store's content at once (ReplacedAll).
+	relisted bool
+}
+
+func addNotification(obj interface{}, initialList bool) notification {
+	return notification{kind: notifyAdd, newObj: obj, initialList: initialList}
+}
+
+func updateNotification(oldObj, newObj interface{}) notification {
+	return notification{kind: notifyUpdate, oldObj: oldObj, newObj: newObj}
+}
+
+func deleteNotification(obj interface{}) notification {
+	return notification{kind: notifyDelete, oldObj: obj}
+}
+
+// changeSink receives the changes the controller applied to the cache, in
+// the order it applied them.
+type changeSink interface {
+	notify(n notification)
+}
+
+// handlerSink hands each change straight to a ResourceEventHandler.
+type handlerSink struct{ handler ResourceEventHandler }
+
+func (s handlerSink) notify(n notification) { n.callOn(s.handler) }
+
+// callOn makes the handler call n describes.
+func (n notification) callOn(h ResourceEventHandler) {
+	switch n.kind {
+	case notifyAdd:
+		h.OnAdd(n.newObj, n.initialList)
+	case notifyUpdate:
+		h.OnUpdate(n.oldObj, n.newObj)
+	case notifyDelete:
+		h.OnDelete(n.oldObj)
+	}
+}
+
+// sameResourceVersion reports whether both objects have metadata and the
+// same resource version.
+func sameResourceVersion(oldObj, newObj interface{}) bool {
+	newMeta, err := meta.Accessor(newObj)
+	if err != nil {
+		return false
+	}
+	oldMeta, err := meta.Accessor(oldObj)
+	if err != nil {
+		return false
+	}
+	return newMeta.GetResourceVersion() == oldMeta.GetResourceVersion()
 }

@@ -7,33 +7,34 @@
 //
 // The files form layers along the data flow; a file names only what its
 // own layer and the layers above it in this list declare (methods of one
-// type may be spread over files of one layer).
+// type may be spread over files of one layer). doc_test.go holds this map
+// to the files: each file is listed once, and no file uses a name declared
+// in a layer below its own.
 //
-//	foundations   features.go (feature gates), metrics.go (metric seams),
-//	              identity.go (informer names), retry_with_deadline.go,
-//	              sync_wait.go (DoneChecker, WaitFor*), synctrack.go,
-//	              event_handler_name.go
-//	keys, index   keys.go, index.go (index functions), index_values.go,
-//	              index_set.go, slot_table.go, label_match.go
-//	stores        store_interfaces.go (Store, ReflectorStore, Indexer),
-//	              store_relist.go (the relist rule: what a Replace adds,
-//	              updates, keeps and reports deleted), thread_safe_store.go,
-//	              thread_safe_replace.go, store.go, share.go (the
-//	              table of shared values), share_plan.go (a walk plan
-//	              per type), share_hash.go, share_equal.go,
-//	              share_walk.go (a new object), share_twin.go (an
-//	              update beside the object it replaces),
-//	              share_unsafe.go (every unsafe operation of the
-//	              walk), share_guard.go (the background re-check of
-//	              shared values) and share_informer.go (the
-//	              informer's switch),
-//	              undelta_store.go,
-//	              expiration_cache.go, expiration_cache_fakes.go,
-//	              fake_custom_store.go, mutation_cache.go,
-//	              mutation_detector.go, listers.go
-//	queues        delta_types.go, queue_ring.go, queue_lifecycle.go,
-//	              queue_shared.go (staging, list preparation), fifo.go,
-//	              deltas.go, delta_fifo.go, real_fifo_core.go, real_fifo.go,
+//	foundations   doc.go, tuning.go (every tuning constant), features.go
+//	              (feature gates), metrics.go (metric seams), identity.go
+//	              (informer and handler names), retry_with_deadline.go,
+//	              sync_wait.go (DoneChecker, WaitFor*), synctrack.go
+//	              (per-handler sync)
+//	keys, index   keys.go (keys, tombstones, KeyGetter and KeyLister),
+//	              index.go (index functions and the values they give),
+//	              index_set.go (the index engine and the slot table)
+//	stores        store.go (Store, Indexer, ReflectorStore, TransformFunc;
+//	              UndeltaStore, FakeCustomStore), store_relist.go (the
+//	              relist rule: what a Replace adds, updates, keeps and
+//	              reports deleted), thread_safe_store.go, dedup.go (the
+//	              table of equal values kept once, and the informer's
+//	              switch), dedup_plan.go (a walk plan per type),
+//	              dedup_compare.go (content hash and equality),
+//	              dedup_walk.go (a new object), dedup_unsafe.go (every
+//	              unsafe operation of the walk), dedup_update.go (an update
+//	              beside the object it replaces, and the compactor of quiet
+//	              updates), dedup_guard.go (the background re-check of kept
+//	              values), expiration_cache.go, mutation_cache.go,
+//	              mutation_detector.go, listers.go (ListAll*, label matching)
+//	queues        queue.go (what every queue shares: ring, lifecycle,
+//	              staging, list preparation), fifo.go, delta_fifo.go
+//	              (DeltaType, Delta, Deltas and DeltaFIFO), real_fifo.go,
 //	              heap.go
 //	reflector     listwatch.go, getter.go, reflector.go (the type, its
 //	              options and state), relist_reuse.go,
@@ -46,11 +47,16 @@
 //	              shard_listwatch.go (the sharded ListerWatcher and its
 //	              moves)
 //	controller    shard_moved.go (a shard move told from a deletion),
-//	              event_handlers.go (the handler interfaces), change.go
-//	              (what the controller hands up), controller.go
-//	processor     backlog.go, listener_backlog.go, processor.go
-//	informer      shared_informer.go, typed_informer.go
+//	              event_handlers.go (the handler interfaces), controller.go
+//	              (the controller and the notifications it hands up)
+//	processor     listener_backlog.go (a listener's pending notifications,
+//	              their merging and the stall rule), processor.go
+//	informer      shared_informer.go (with the typed informer)
 //	factory       factory.go
+//
+// Value sharing (SetValueSharing, KCACHE_SHARE_VALUES) is implemented by
+// the dedup*.go files: "dedup" is that engine's word in file, type and
+// identifier names.
 //
 // # Data flow
 //
@@ -148,24 +154,24 @@
 //     without running its index functions; other items are updated or
 //     added and keys missing from the list are deleted, all under one
 //     write lock.
-//   - A read that copied a thousand objects or more yields the processor
-//     after releasing the lock, so goroutines looping over big listings
-//     cannot keep the informer's writers waiting for a whole scheduling
-//     slice.
+//   - A read that copied many objects (tuning.go's storeBulkRead) yields
+//     the processor after releasing the lock, so goroutines looping over
+//     big listings cannot keep the informer's writers waiting for a whole
+//     scheduling slice.
 //
 // # Listers
 //
 // ListAll and ListAllByNamespace compile the label selector once per call
 // into plain map lookups (=, ==, single-value in, exists, !exists); other
 // operators are asked of the requirement itself and other selector types
-// of their own Matches (label_match.go). Labels are read 32 objects at a
+// of their own Matches (listers.go). Labels are read 32 objects at a
 // time before any is tested, so the memory misses of a large cache
 // overlap. ListAll copies this package's stores into a pooled buffer
 // (cleared before reuse) instead of a new slice per call, and
 // ListAllByNamespace reads the namespace bucket directly when the index
-// function is MetaNamespaceIndexFunc. Listings yield the processor every
-// 256 objects: several goroutines looping over big listings then share
-// the cores with the informer instead of starving it.
+// function is MetaNamespaceIndexFunc. Listings yield the processor once
+// per stretch of objects (tuning.go): several goroutines looping over big
+// listings then share the cores with the informer instead of starving it.
 //
 // # Relists reuse unchanged objects
 //
@@ -203,7 +209,7 @@
 //
 // and one of kcache's own:
 //
-//	KCACHE_SHARE_VALUES                       default true   equal parts of one informer's cached objects, at one field path, are one in memory (share.go); an unknown value turns it off
+//	KCACHE_SHARE_VALUES                       default true   equal parts of one informer's cached objects, at one field path, are one in memory (dedup.go); an unknown value turns it off
 //
 // # Differences from client-go
 //
@@ -229,8 +235,11 @@
 // opt-in to keep serving: the panicking notification or change is dropped
 // and the informer goes on. Unlike client-go, a handler that panicked on an
 // initial-list add still lets its registration sync
-// (kubernetes/kubernetes#129024). An index function that fails makes the
-// write panic with client-go's message, before the object is stored.
+// (kubernetes/kubernetes#129024). An index function that fails or panics
+// makes the write panic with client-go's message, after the object is
+// stored: it is filed in every index but the failing one, which keeps its
+// old entries after Add, Update and Transaction and drops them after
+// Replace (README's "kcache and client-go" table).
 //
 // Delivery to handlers: as in client-go, every handler receives every
 // notification, in order, however far it falls behind; its listener
@@ -246,9 +255,8 @@
 // released the handler still sees each object's changes in order and ends
 // in the same state. Merging stops as soon as one of its calls returns.
 // Before the stall is found the backlog holds up to the limit plus what
-// arrives during the timeout: with 200,000 events over 10,000 pods at
-// 1,000 events/s, the live heap peaked at 37 MB, against 453 MB for an
-// unbounded buffer (BenchmarkListener_StalledHandlerHeap).
+// arrives during the timeout; BenchmarkListener_StalledHandlerHeap
+// measures the live heap that costs against an unbounded buffer.
 // SetListenerBacklogLimit(n) with n > 0 opts in to merging as soon as n
 // notifications are pending, whether or not the handler makes progress;
 // SetListenerBacklogLimit(0) never merges, even for a stalled handler.

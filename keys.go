@@ -216,3 +216,21 @@ func DeletionHandlingObjectToName(obj interface{}) (ObjectName, error) {
 	}
 	return ObjectToName(obj)
 }
+
+// KeyLister lists the keys of a store.
+type KeyLister interface {
+	ListKeys() []string
+}
+
+// KeyGetter looks up objects by key.
+type KeyGetter interface {
+	// GetByKey returns the object stored under key.
+	GetByKey(key string) (value interface{}, exists bool, err error)
+}
+
+// KeyListerGetter is what a queue needs of the store it feeds (its
+// "known objects"): to list the keys and fetch by key.
+type KeyListerGetter interface {
+	KeyLister
+	KeyGetter
+}

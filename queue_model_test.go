@@ -782,7 +782,7 @@ var modelFuzzSeeds = [][]byte{
 	{7, 0, 2, 3, 12, 4, 0x1e, 7, 7, 5, 7, 7},
 }
 
-func FuzzDeltaFIFOOps(f *testing.F) {
+func FuzzDeltaFIFO_MatchesModel(f *testing.F) {
 	for _, s := range modelFuzzSeeds {
 		f.Add(s)
 	}
@@ -795,7 +795,7 @@ func FuzzDeltaFIFOOps(f *testing.F) {
 	})
 }
 
-func FuzzRealFIFOOps(f *testing.F) {
+func FuzzRealFIFO_MatchesModel(f *testing.F) {
 	for _, s := range modelFuzzSeeds {
 		f.Add(s)
 	}

@@ -131,16 +131,16 @@ type RealFIFO struct {
 	// newInformerQueue); nil when unknown.
 	consumerCache KeyGetter
 	// ownerTransform is the transform an informer gave, before the value
-	// sharing it adds (see newInformerQueue); valueSharing says it is set,
+	// sharing it adds (see newInformerQueue); dedup says it is set,
 	// transformer being then ownerTransform followed by the sharing.
 	ownerTransform TransformFunc
-	valueSharing   bool
+	dedup          bool
 	// guard re-checks the shared values of the informer's cache
-	// (share_guard.go), and compactor shares the parts of its updated
-	// objects once they are quiet (share_compact.go); nil without value
+	// (dedup_guard.go), and compactor shares the parts of its updated
+	// objects once they are quiet (dedup_update.go); nil without value
 	// sharing.
-	guard     *sharingGuard
-	compactor *updateCompactor
+	guard     *dedupGuard
+	compactor *dedupCompactor
 }
 
 var (
@@ -363,16 +363,16 @@ func (f *RealFIFO) prepareListed(obj interface{}) (interface{}, error) {
 	return reuseCached(f.consumerCache, key, out), nil
 }
 
-// sharingGuardRunner is a queue whose value sharing has a guard to run
+// dedupGuardRunner is a queue whose dedup has a guard to run
 // beside its Reflector (the controller runs it).
-type sharingGuardRunner interface {
-	runSharingGuard(ctx context.Context)
+type dedupGuardRunner interface {
+	runDedupGuard(ctx context.Context)
 }
 
-// runSharingGuard runs the guard of the queue's shared values and the
-// compactor of its updates until ctx ends; without value sharing it
+// runDedupGuard runs the guard of the queue's shared values and the
+// compactor of its updates until ctx ends; without dedup it
 // returns at once.
-func (f *RealFIFO) runSharingGuard(ctx context.Context) {
+func (f *RealFIFO) runDedupGuard(ctx context.Context) {
 	var wg sync.WaitGroup
 	if f.compactor != nil {
 		wg.Go(func() { f.compactor.run(ctx) })
@@ -389,7 +389,7 @@ type relistRequester interface {
 }
 
 // relistRequests delivers the guard's requests for a relist (nil without
-// value sharing: no request ever comes).
+// dedup: no request ever comes).
 func (f *RealFIFO) relistRequests() <-chan struct{} {
 	if f.guard == nil {
 		return nil
@@ -398,18 +398,18 @@ func (f *RealFIFO) relistRequests() <-chan struct{} {
 }
 
 // preparesListed is true with AtomicEvents, whose Replace queues the whole
-// list or nothing, and with value sharing (on by default: the cached copy
+// list or nothing, and with dedup (on by default: the cached copy
 // must not reach the owner's transform); otherwise Replace gets the list as
 // listed, to fail partway as client-go's does.
-func (f *RealFIFO) preparesListed() bool { return f.atomicEvents || f.valueSharing }
+func (f *RealFIFO) preparesListed() bool { return f.atomicEvents || f.dedup }
 
 // streamTransformer is the transform a streaming list applies to each
 // object as it arrives, before prepareListed transforms it again: the
-// queue's transformer, without an informer's value sharing. Sharing is for
+// queue's transformer, without an informer's dedup. Sharing is for
 // the cached copy only: it would hand the owner's second call an object
 // whose parts are those of cached objects.
 func (f *RealFIFO) streamTransformer() TransformFunc {
-	if f.valueSharing {
+	if f.dedup {
 		return f.ownerTransform
 	}
 	return f.transformer
@@ -648,4 +648,48 @@ type SyncAllInfo struct{}
 type BookmarkInfo struct {
 	// ResourceVersion is the resource version reached.
 	ResourceVersion string
+}
+
+// queuedDelta is one RealFIFO entry: a change and the key of its object,
+// computed once when the change is queued (from the object as given, before
+// any transform). Changes about the whole queue (ReplacedAll, SyncAll,
+// Bookmark) have no object key: key is "" and is never read for them.
+type queuedDelta struct {
+	key string
+	Delta
+}
+
+// batchable reports whether a change of type t may share a batch: only
+// changes about a single object may.
+func batchable(t DeltaType) bool {
+	switch t {
+	case Added, Updated, Deleted, Replaced, Sync:
+		return true
+	}
+	return false
+}
+
+// batchLen returns how many changes at the front of q PopBatch hands out
+// together. A change that is not batchable goes alone when it is first and
+// ends the batch otherwise; so does, when not first, a change whose key is
+// already in the batch (a batch never holds two changes of one object, so
+// their order cannot be lost); and a batch holds at most limit changes. The
+// caller ensures q is not empty and limit >= 1.
+func batchLen(q *ring[queuedDelta], limit int) int {
+	n := min(limit, q.len())
+	if n == 1 || !batchable(q.at(0).Type) {
+		return 1
+	}
+	seen := make(map[string]struct{}, n)
+	for i := 0; i < n; i++ {
+		e := q.at(i)
+		if !batchable(e.Type) {
+			return i
+		}
+		if _, dup := seen[e.key]; dup {
+			return i
+		}
+		seen[e.key] = struct{}{}
+	}
+	return n
 }

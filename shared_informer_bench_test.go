@@ -181,48 +181,52 @@ func BenchmarkSharedInformer_MemoryPerPod(b *testing.B) {
 // 10k-pod namespace while readers list the whole namespace through the
 // namespace index in a loop.
 func BenchmarkSharedInformer_WritesWithReaders(b *testing.B) {
-	const pods = 10000
 	for _, readers := range []int{0, 1, 10} {
-		b.Run(fmt.Sprintf("readers=%d", readers), func(b *testing.B) {
-			lw := newBenchInfLW(pods)
-			inf := NewSharedIndexInformer(lw, &v1.Pod{}, 0, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
-			final := benchInfPod(0, pods+b.N+1)
-			var seen sync.WaitGroup
-			benchInfHandlers(b, inf, 1, final, &seen)
-			stop := benchInfRun(b, inf)
-			defer stop()
+		b.Run(fmt.Sprintf("readers=%d", readers), func(b *testing.B) { benchWritesWithReaders(b, readers) })
+	}
+}
 
-			quit := make(chan struct{})
-			var reads atomic.Int64
-			var readersDone sync.WaitGroup
-			for range readers {
-				readersDone.Go(func() {
-					for {
-						select {
-						case <-quit:
-							return
-						default:
-						}
-						n := 0
-						err := ListAllByNamespace(inf.GetIndexer(), benchInfNamespace, labels.Everything(), func(interface{}) { n++ })
-						if err != nil || n != pods {
-							panic(fmt.Sprintf("listed %d pods (%v), want %d", n, err, pods))
-						}
-						reads.Add(1)
-					}
-				})
+// benchWritesWithReaders is one run of
+// BenchmarkSharedInformer_WritesWithReaders with that many readers.
+func benchWritesWithReaders(b *testing.B, readers int) {
+	const pods = 10000
+	lw := newBenchInfLW(pods)
+	inf := NewSharedIndexInformer(lw, &v1.Pod{}, 0, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+	final := benchInfPod(0, pods+b.N+1)
+	var seen sync.WaitGroup
+	benchInfHandlers(b, inf, 1, final, &seen)
+	stop := benchInfRun(b, inf)
+	defer stop()
+
+	quit := make(chan struct{})
+	var reads atomic.Int64
+	var readersDone sync.WaitGroup
+	for range readers {
+		readersDone.Go(func() {
+			for {
+				select {
+				case <-quit:
+					return
+				default:
+				}
+				n := 0
+				err := ListAllByNamespace(inf.GetIndexer(), benchInfNamespace, labels.Everything(), func(interface{}) { n++ })
+				if err != nil || n != pods {
+					panic(fmt.Sprintf("listed %d pods (%v), want %d", n, err, pods))
+				}
+				reads.Add(1)
 			}
-
-			templates := benchInfTemplates(lw)
-			b.ReportAllocs()
-			b.ResetTimer()
-			benchInfModify(lw, templates, b.N, final)
-			seen.Wait()
-			b.StopTimer()
-			close(quit)
-			readersDone.Wait()
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
-			b.ReportMetric(float64(reads.Load())/b.Elapsed().Seconds(), "lists/s")
 		})
 	}
+
+	templates := benchInfTemplates(lw)
+	b.ReportAllocs()
+	b.ResetTimer()
+	benchInfModify(lw, templates, b.N, final)
+	seen.Wait()
+	b.StopTimer()
+	close(quit)
+	readersDone.Wait()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(reads.Load())/b.Elapsed().Seconds(), "lists/s")
 }

@@ -18,24 +18,6 @@ import (
 // know the cached objects first swap each listed object for the cached one
 // when both are the same version (reuseCached), which makes it unchanged.
 
-// KeyLister lists the keys of a store.
-type KeyLister interface {
-	ListKeys() []string
-}
-
-// KeyGetter looks up objects by key.
-type KeyGetter interface {
-	// GetByKey returns the object stored under key.
-	GetByKey(key string) (value interface{}, exists bool, err error)
-}
-
-// KeyListerGetter is what a queue needs of the store it feeds (its
-// "known objects"): to list the keys and fetch by key.
-type KeyListerGetter interface {
-	KeyLister
-	KeyGetter
-}
-
 // keyedObject is one object of a replacement with its key.
 type keyedObject struct {
 	key string

@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // storeOp is one step of a table test against an Indexer.
@@ -560,5 +563,249 @@ func TestStore_WithStoreMetricsPublishesNumericResourceVersions(t *testing.T) {
 	s.Bookmark("not-a-number")
 	if g.last != 42 {
 		t.Errorf("gauge = %v after a non-numeric version, want it unchanged", g.last)
+	}
+}
+
+// undeltaPod returns a pod whose Spec.NodeName tells versions apart.
+func undeltaPod(name, node string) *v1.Pod {
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
+		Spec:       v1.PodSpec{NodeName: node},
+	}
+}
+
+// undeltaSnapshot renders a pushed snapshot as sorted "name@node" strings.
+func undeltaSnapshot(list []interface{}) []string {
+	out := make([]string, 0, len(list))
+	for _, obj := range list {
+		p := obj.(*v1.Pod)
+		out = append(out, p.Name+"@"+p.Spec.NodeName)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestUndeltaStore_PushesTheCompleteStateAfterEachChange(t *testing.T) {
+	cases := map[string]struct {
+		ops        func(u *UndeltaStore) []error
+		wantErrs   []bool
+		wantPushes [][]string
+	}{
+		"add, update, delete": {
+			ops: func(u *UndeltaStore) []error {
+				return []error{
+					u.Add(undeltaPod("a", "n1")),
+					u.Add(undeltaPod("b", "n1")),
+					u.Update(undeltaPod("a", "n2")),
+					u.Delete(undeltaPod("b", "")),
+				}
+			},
+			wantErrs: []bool{false, false, false, false},
+			wantPushes: [][]string{
+				{"a@n1"},
+				{"a@n1", "b@n1"},
+				{"a@n2", "b@n1"},
+				{"a@n2"},
+			},
+		},
+		"replace pushes the new content": {
+			ops: func(u *UndeltaStore) []error {
+				return []error{
+					u.Add(undeltaPod("a", "n1")),
+					u.Replace([]interface{}{undeltaPod("b", "n1"), undeltaPod("c", "n1")}, "10"),
+					u.Replace(nil, "11"),
+				}
+			},
+			wantErrs:   []bool{false, false, false},
+			wantPushes: [][]string{{"a@n1"}, {"b@n1", "c@n1"}, {}},
+		},
+		"deleting an absent key still pushes": {
+			ops: func(u *UndeltaStore) []error {
+				return []error{u.Delete(undeltaPod("zz", ""))}
+			},
+			wantErrs:   []bool{false},
+			wantPushes: [][]string{{}},
+		},
+		"failed changes push nothing": {
+			ops: func(u *UndeltaStore) []error {
+				return []error{
+					u.Add("no metadata"),
+					u.Update(42),
+					u.Delete(struct{}{}),
+					u.Replace([]interface{}{undeltaPod("a", "n1"), "no metadata"}, "5"),
+				}
+			},
+			wantErrs: []bool{true, true, true, true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var pushes [][]string
+			u := NewUndeltaStore(func(list []interface{}) {
+				pushes = append(pushes, undeltaSnapshot(list))
+			}, MetaNamespaceKeyFunc)
+			var gotErrs []bool
+			for _, err := range tc.ops(u) {
+				gotErrs = append(gotErrs, err != nil)
+			}
+			if diff := cmp.Diff(tc.wantErrs, gotErrs); diff != "" {
+				t.Errorf("errors (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantPushes, pushes); diff != "" {
+				t.Errorf("pushes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestUndeltaStore_ReadsGoToTheUnderlyingStore(t *testing.T) {
+	u := NewUndeltaStore(nil, MetaNamespaceKeyFunc) // nil PushFunc: changes still work
+	a := undeltaPod("a", "n1")
+	if err := u.Add(a); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := u.Get(undeltaPod("a", ""))
+	if err != nil || !ok || got != a {
+		t.Errorf("Get = %v, %v, %v; want the stored pod", got, ok, err)
+	}
+	if diff := cmp.Diff([]string{"ns/a"}, u.ListKeys()); diff != "" {
+		t.Errorf("ListKeys (-want +got):\n%s", diff)
+	}
+}
+
+func TestUndeltaStore_ConcurrentChangesPushOncePerChange(t *testing.T) {
+	const writers, perWriter = 4, 50
+	var mu sync.Mutex
+	pushes := 0
+	u := NewUndeltaStore(func([]interface{}) {
+		mu.Lock()
+		defer mu.Unlock()
+		pushes++
+	}, MetaNamespaceKeyFunc)
+
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range perWriter {
+				if err := u.Add(undeltaPod(fmt.Sprintf("w%d-%d", w, i), "n")); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if pushes != writers*perWriter {
+		t.Errorf("got %d pushes, want one per change: %d", pushes, writers*perWriter)
+	}
+	if got := len(u.List()); got != writers*perWriter {
+		t.Errorf("store holds %d objects, want %d", got, writers*perWriter)
+	}
+}
+
+// recordingCustomStore returns a FakeCustomStore whose functions append
+// "Method(args)" to calls and return the given error, pod and key list.
+func recordingCustomStore(calls *[]string, err error, pod *v1.Pod) *FakeCustomStore {
+	record := func(format string, args ...interface{}) {
+		*calls = append(*calls, fmt.Sprintf(format, args...))
+	}
+	name := func(obj interface{}) string { return obj.(*v1.Pod).Name }
+	return &FakeCustomStore{
+		AddFunc:    func(obj interface{}) error { record("Add(%s)", name(obj)); return err },
+		UpdateFunc: func(obj interface{}) error { record("Update(%s)", name(obj)); return err },
+		DeleteFunc: func(obj interface{}) error { record("Delete(%s)", name(obj)); return err },
+		ListFunc:   func() []interface{} { record("List()"); return []interface{}{pod} },
+		ListKeysFunc: func() []string {
+			record("ListKeys()")
+			return []string{pod.Name}
+		},
+		GetFunc: func(obj interface{}) (interface{}, bool, error) {
+			record("Get(%s)", name(obj))
+			return pod, true, err
+		},
+		GetByKeyFunc: func(key string) (interface{}, bool, error) {
+			record("GetByKey(%s)", key)
+			return pod, true, err
+		},
+		ReplaceFunc: func(list []interface{}, rv string) error {
+			record("Replace(%d,%s)", len(list), rv)
+			return err
+		},
+		ResyncFunc:   func() error { record("Resync()"); return err },
+		BookmarkFunc: func(rv string) { record("Bookmark(%s)", rv) },
+		LastStoreSyncResourceVersionFunc: func() string {
+			record("LastStoreSyncResourceVersion()")
+			return "42"
+		},
+	}
+}
+
+// customStoreResults runs every Store method once on s and summarises what
+// each returned.
+func customStoreResults(s Store, pod *v1.Pod) []string {
+	var out []string
+	show := func(method string, results ...interface{}) {
+		out = append(out, fmt.Sprintf("%s -> %v", method, results))
+	}
+	show("Add", s.Add(pod))
+	show("Update", s.Update(pod))
+	show("Delete", s.Delete(pod))
+	show("List", len(s.List()))
+	show("ListKeys", s.ListKeys())
+	item, ok, err := s.Get(pod)
+	show("Get", item != nil, ok, err)
+	item, ok, err = s.GetByKey("k")
+	show("GetByKey", item != nil, ok, err)
+	show("Replace", s.Replace([]interface{}{pod, pod}, "7"))
+	show("Resync", s.Resync())
+	s.Bookmark("8")
+	show("LastStoreSyncResourceVersion", s.LastStoreSyncResourceVersion())
+	return out
+}
+
+func TestFakeCustomStore_DelegatesToSetFunctionsOnly(t *testing.T) {
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
+	errStore := errors.New("store failed")
+	cases := map[string]struct {
+		store     func(calls *[]string) *FakeCustomStore
+		wantCalls []string
+		want      []string
+	}{
+		"no functions set: zero results": {
+			store: func(*[]string) *FakeCustomStore { return &FakeCustomStore{} },
+			want: []string{
+				"Add -> [<nil>]", "Update -> [<nil>]", "Delete -> [<nil>]",
+				"List -> [0]", "ListKeys -> [[]]",
+				"Get -> [false false <nil>]", "GetByKey -> [false false <nil>]",
+				"Replace -> [<nil>]", "Resync -> [<nil>]",
+				"LastStoreSyncResourceVersion -> []",
+			},
+		},
+		"every function set: each is called with the arguments": {
+			store: func(calls *[]string) *FakeCustomStore { return recordingCustomStore(calls, errStore, pod) },
+			wantCalls: []string{
+				"Add(p)", "Update(p)", "Delete(p)", "List()", "ListKeys()",
+				"Get(p)", "GetByKey(k)", "Replace(2,7)", "Resync()",
+				"Bookmark(8)", "LastStoreSyncResourceVersion()",
+			},
+			want: []string{
+				"Add -> [store failed]", "Update -> [store failed]", "Delete -> [store failed]",
+				"List -> [1]", "ListKeys -> [[p]]",
+				"Get -> [true true store failed]", "GetByKey -> [true true store failed]",
+				"Replace -> [store failed]", "Resync -> [store failed]",
+				"LastStoreSyncResourceVersion -> [42]",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var calls []string
+			got := customStoreResults(tc.store(&calls), pod)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("results (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantCalls, calls); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

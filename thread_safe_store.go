@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
@@ -183,7 +184,7 @@ func (c *threadSafeMap) put(key string, obj interface{}) {
 // swapIfHeld puts equal under key if the store holds held there (the same
 // pointer) and reports whether it did. equal must equal held in content:
 // its index entries are held's, kept as they are, and no resource version
-// is recorded (value sharing's compactor, share_compact.go).
+// is recorded (dedup's compactor, dedup_update.go).
 func (c *threadSafeMap) swapIfHeld(key string, held, equal interface{}) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -195,8 +196,10 @@ func (c *threadSafeMap) swapIfHeld(key string, held, equal interface{}) bool {
 	return true
 }
 
-// Add stores obj under key. An index function that fails leaves the object
-// out of that index only; the failure is logged with the key.
+// Add stores obj under key. An index function that fails or panics on obj
+// makes Add panic with client-go's message, naming the key and the index,
+// once obj is stored: obj is filed in every other index, and the failing
+// one keeps the key's old entries.
 func (c *threadSafeMap) Add(key string, obj interface{}) {
 	c.Update(key, obj)
 }
@@ -257,7 +260,10 @@ func (c *threadSafeMap) ListKeys() []string {
 }
 
 // Transaction applies txns in order under one lock; the resource version
-// of the last one is recorded. Index failures are logged per key.
+// of the last one is recorded. An index function that fails on an added or
+// updated object stores that object as Add does and panics: the changes
+// before it stay applied, none after it is, and no resource version is
+// recorded.
 func (c *threadSafeMap) Transaction(txns ...ThreadSafeStoreTransaction) {
 	c.transaction(txns)
 }
@@ -373,10 +379,6 @@ func (c *threadSafeMap) appendIndexed(dst []interface{}, indexName, indexedValue
 	return dst, nil
 }
 
-// bulkRead is the size from which a read yields the processor once it has
-// released the lock.
-const bulkRead = 1024
-
 // yieldAfterBulkRead lets other goroutines run after a read that copied n
 // objects, when n is large. Callers of big reads (listers over a namespace
 // of thousands of objects) usually go on to filter what they got, a long
@@ -386,7 +388,7 @@ const bulkRead = 1024
 // that wait to one read. It costs a fraction of a microsecond, against the
 // microseconds the copy itself took.
 func yieldAfterBulkRead(n int) {
-	if n >= bulkRead {
+	if n >= tuning.storeBulkRead {
 		runtime.Gosched()
 	}
 }
@@ -513,4 +515,139 @@ func resourceVersionOf(obj interface{}) (rv string, ok bool) {
 		return "", false
 	}
 	return accessor.GetResourceVersion(), true
+}
+
+// Replace swaps the content for items and records resourceVersion. An
+// index function that fails makes it panic once every item is stored
+// (see replace).
+func (c *threadSafeMap) Replace(items map[string]interface{}, resourceVersion string) {
+	list := make([]keyedObject, 0, len(items))
+	for key, obj := range items {
+		list = append(list, keyedObject{key: key, obj: obj})
+	}
+	c.replace(list, resourceVersion)
+}
+
+// replace makes items (later duplicates of a key win) the whole content of
+// the store and records resourceVersion. An index function that fails
+// panics once the replacement is done, as client-go's rebuild of the
+// indexes does after storing the items: every item is stored; the first
+// failing one is filed in the indexes that succeeded on it (and no longer
+// in the failing ones), later failing ones in none.
+//
+// It diffs instead of rebuilding: an item whose stored object is the very
+// same value is left alone (its index values cannot have changed, and a
+// relist that reuses cached objects makes this the common case), other
+// items are stored as updates or inserts, and stored keys missing from
+// items are deleted. Index functions run outside the lock, and only for
+// the items that changed.
+func (c *threadSafeMap) replace(items []keyedObject, resourceVersion string) {
+	funcs := c.funcs.Load()
+	same := c.unchangedItems(items)
+	vals := computeChangedValues(funcs, items, same)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(items) > c.tab.len() {
+		c.tab.reserve(len(items))
+		c.idx.reserve(len(items))
+	}
+	kept := newBitset(c.tab.len() + len(items))
+	changed := 0
+	var failure interface{}
+	for i, it := range items {
+		id, ok := c.tab.lookup(it.key)
+		if ok && same.has(i) && sameObject(c.tab.objs[id], it.obj) {
+			kept.set(int(id))
+			continue
+		}
+		var v indexValues
+		if !same.has(i) {
+			v = vals[changed]
+			changed++
+		}
+		// client-go rebuilds every index after storing the items, so a
+		// failing index holds none of the failing item's entries, old or
+		// new; and its rebuild stops at the first failure.
+		if f := v.failure(it.key); f != nil {
+			if failure == nil {
+				failure, v = f, v.unfilingFailed()
+			} else {
+				v = v.cleared()
+			}
+		}
+		if f := c.putLocked(it.key, it.obj, v); f != nil && failure == nil {
+			failure = f
+		}
+		id, _ = c.tab.lookup(it.key)
+		kept.set(int(id))
+	}
+	c.dropUnkeptLocked(kept)
+	c.noteRVLocked(resourceVersion)
+	if failure != nil {
+		panic(failure)
+	}
+}
+
+// unchangedItems marks the items the relist rule finds unchanged (their
+// key already holds the very same object), under the read lock. Keys
+// missing from items are the rule's deletions; a store drops them by slot
+// (dropUnkeptLocked) and needs no tombstones.
+func (c *threadSafeMap) unchangedItems(items []keyedObject) bitset {
+	same := newBitset(len(items))
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	relist(relistRun{
+		items: items,
+		held:  c.tab.get,
+		each: func(i int, kind relistKind, _ interface{}) {
+			if kind == relistUnchanged {
+				same.set(i)
+			}
+		},
+	})
+	return same
+}
+
+// computeChangedValues computes the index values of the items not marked
+// same, in order, in one flat allocation.
+func computeChangedValues(funcs *indexFuncs, items []keyedObject, same bitset) []indexValues {
+	n := len(items) - same.count()
+	width := len(funcs.fns)
+	flat := make([]fnValues, n*width)
+	vals := make([]indexValues, 0, n)
+	for i, it := range items {
+		if same.has(i) {
+			continue
+		}
+		k := len(vals)
+		vals = append(vals, computeIndexValues(funcs, it.obj, flat[k*width:k*width:(k+1)*width]))
+	}
+	return vals
+}
+
+// dropUnkeptLocked deletes every stored object whose slot is not in kept.
+// It walks down from the end: the slot moved into a removed one comes from
+// above, where every slot left is kept. The caller holds c.mu for writing.
+func (c *threadSafeMap) dropUnkeptLocked(kept bitset) {
+	for id := c.tab.len() - 1; id >= 0; id-- {
+		if !kept.has(id) {
+			c.removeSlotLocked(int32(id))
+		}
+	}
+}
+
+// bitset is a fixed-size set of small non-negative integers.
+type bitset []uint64
+
+func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
+
+func (b bitset) set(i int)      { b[i/64] |= 1 << (i % 64) }
+func (b bitset) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
+
+func (b bitset) count() int {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
 }

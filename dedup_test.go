@@ -1,0 +1,447 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/klog/v2"
+)
+
+// dedupPod builds a pod of ReplicaSet rs; i makes its name, IP and
+// container ID its own. Every call allocates everything afresh, as a
+// decoder does.
+func dedupPod(rs, i int) *v1.Pod {
+	ts := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      fmt.Sprintf("app-%d-%05d", rs, i),
+			Namespace: fmt.Sprintf("ns-%d", rs%3),
+			Labels:    map[string]string{"app": fmt.Sprintf("app-%d", rs), "tier": "web"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{
+				Manager: "controller", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1",
+				Time: &ts, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{}}`)},
+			}},
+		},
+		Spec: v1.PodSpec{Containers: []v1.Container{{
+			Name:  "app",
+			Image: fmt.Sprintf("registry/app-%d:1.0", rs),
+			Env:   []v1.EnvVar{{Name: "A", Value: "1"}, {Name: "B", Value: "2"}},
+			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
+				v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("64Mi")}},
+			ReadinessProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}},
+		}}},
+		Status: v1.PodStatus{PodIP: fmt.Sprintf("10.0.%d.%d", i/256, i%256), StartTime: &ts,
+			ContainerStatuses: []v1.ContainerStatus{{Name: "app", ContainerID: fmt.Sprintf("cri://%08x", i)}}},
+	}
+}
+
+// dedupObj shares obj's parts through s and returns the object to keep.
+func dedupObj[T any](s *deduper, obj T) T { return s.dedup(obj).(T) }
+
+func sameSlice[T any](a, b []T) bool {
+	return len(a) > 0 && len(b) > 0 && unsafe.SliceData(a) == unsafe.SliceData(b)
+}
+
+func sameMap[K comparable, V any](a, b map[K]V) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+func TestDeduper_SharesEqualPartsOnly(t *testing.T) {
+	tests := []struct {
+		name   string
+		shared func(a, b *v1.Pod) bool
+		want   bool
+	}{
+		{"labels of one ReplicaSet", func(a, b *v1.Pod) bool { return sameMap(a.Labels, b.Labels) }, true},
+		{"env of one ReplicaSet", func(a, b *v1.Pod) bool { return sameSlice(a.Spec.Containers[0].Env, b.Spec.Containers[0].Env) }, true},
+		{"resource requests", func(a, b *v1.Pod) bool {
+			return sameMap(a.Spec.Containers[0].Resources.Requests, b.Spec.Containers[0].Resources.Requests)
+		}, true},
+		{"probe", func(a, b *v1.Pod) bool {
+			return a.Spec.Containers[0].ReadinessProbe == b.Spec.Containers[0].ReadinessProbe
+		}, true},
+		{"managedFields entry's fields", func(a, b *v1.Pod) bool {
+			return a.ManagedFields[0].FieldsV1 == b.ManagedFields[0].FieldsV1
+		}, true},
+		{"namespace string", func(a, b *v1.Pod) bool {
+			return unsafe.StringData(a.Namespace) == unsafe.StringData(b.Namespace)
+		}, true},
+		{"container statuses differ", func(a, b *v1.Pod) bool {
+			return sameSlice(a.Status.ContainerStatuses, b.Status.ContainerStatuses)
+		}, false},
+	}
+	s := eagerDeduper()
+	inA, inB := dedupPod(1, 1), dedupPod(1, 2)
+	wantA, wantB := inA.DeepCopy(), inB.DeepCopy()
+	a, b := dedupObj(s, inA), dedupObj(s, inB)
+	if !reflect.DeepEqual(a, wantA) || !reflect.DeepEqual(b, wantB) {
+		t.Fatal("sharing changed an object's content")
+	}
+	if !reflect.DeepEqual(inA, wantA) || !reflect.DeepEqual(inB, wantB) {
+		t.Fatal("sharing wrote into its input")
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.shared(a, b); got != tt.want {
+				t.Errorf("shared = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDeduper_OtherReplicaSetsKeepTheirOwn(t *testing.T) {
+	s := eagerDeduper()
+	a, b := dedupObj(s, dedupPod(1, 1)), dedupPod(2, 1)
+	wantB := b.DeepCopy()
+	b = dedupObj(s, b)
+	if !reflect.DeepEqual(b, wantB) {
+		t.Fatal("sharing changed an object's content")
+	}
+	if sameMap(a.Labels, b.Labels) {
+		t.Error("labels of different apps are shared")
+	}
+	if !sameSlice(a.Spec.Containers[0].Env, b.Spec.Containers[0].Env) {
+		t.Error("equal env of different apps is not shared")
+	}
+}
+
+func TestDeduper_SharedSlicesCannotBeAppendedInto(t *testing.T) {
+	s := eagerDeduper()
+	a, b := dedupPod(1, 1), dedupPod(1, 2)
+	a.Spec.Containers[0].Env = append(make([]v1.EnvVar, 0, 8), a.Spec.Containers[0].Env...)
+	a, b = dedupObj(s, a), dedupObj(s, b)
+	env := b.Spec.Containers[0].Env
+	if !sameSlice(a.Spec.Containers[0].Env, env) {
+		t.Fatal("env not shared")
+	}
+	if cap(env) != len(env) {
+		t.Errorf("shared slice has cap %d > len %d", cap(env), len(env))
+	}
+	_ = append(env, v1.EnvVar{Name: "C"})
+	if got := a.Spec.Containers[0].Env[:cap(a.Spec.Containers[0].Env)]; len(got) > 2 && got[2].Name == "C" {
+		t.Error("an append to one pod's env wrote into another's")
+	}
+}
+
+func TestDeduper_DeepCopyIsIndependent(t *testing.T) {
+	s := eagerDeduper()
+	a, b := dedupObj(s, dedupPod(1, 1)), dedupObj(s, dedupPod(1, 2))
+	c := b.DeepCopy()
+	c.Labels["tier"] = "db"
+	c.Spec.Containers[0].Env[0].Value = "changed"
+	c.Spec.Containers[0].ReadinessProbe.Exec.Command[0] = "false"
+	if a.Labels["tier"] != "web" || a.Spec.Containers[0].Env[0].Value != "1" ||
+		a.Spec.Containers[0].ReadinessProbe.Exec.Command[0] != "true" {
+		t.Error("modifying a deep copy changed a pod sharing its parts")
+	}
+}
+
+func TestDeduper_Unstructured(t *testing.T) {
+	obj := func(name string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]interface{}{"name": name, "labels": map[string]interface{}{"app": "x"}},
+			"data":     map[string]interface{}{"k": "v", "n": int64(3), "list": []interface{}{"a", map[string]interface{}{"b": true}}},
+		}}
+	}
+	s := eagerDeduper()
+	inA, inB := obj("a"), obj("b")
+	wantA, wantB := inA.DeepCopy(), inB.DeepCopy()
+	a, b := dedupObj(s, inA), dedupObj(s, inB)
+	if !reflect.DeepEqual(a, wantA) || !reflect.DeepEqual(b, wantB) {
+		t.Fatal("sharing changed an object's content")
+	}
+	if !reflect.DeepEqual(inA, wantA) || !reflect.DeepEqual(inB, wantB) {
+		t.Fatal("sharing wrote into its input")
+	}
+	if !sameMap(a.Object["data"].(map[string]interface{}), b.Object["data"].(map[string]interface{})) {
+		t.Error("equal data maps are not shared")
+	}
+}
+
+func TestDeduper_UniquePositionsStopBeingLookedUp(t *testing.T) {
+	s := eagerDeduper()
+	for i := range tuning.siteTrial + 10 {
+		s.dedup(dedupPod(1, i))
+	}
+	plan := s.planOf(reflect.TypeFor[metav1.ObjectMeta]())
+	for _, tt := range []struct {
+		field string
+		off   bool
+	}{{"Name", true}, {"Namespace", false}, {"Labels", false}} {
+		f, _ := reflect.TypeFor[metav1.ObjectMeta]().FieldByName(tt.field)
+		if got := plan.fields[f.Index[0]].site.off.Load(); got != tt.off {
+			t.Errorf("%s: site off = %v, want %v", tt.field, got, tt.off)
+		}
+	}
+}
+
+func TestDeduper_Concurrent(t *testing.T) {
+	s := eagerDeduper()
+	var wg sync.WaitGroup
+	pods := make([][]*v1.Pod, 4)
+	for g := range pods {
+		wg.Go(func() {
+			for i := range 200 {
+				pods[g] = append(pods[g], dedupObj(s, dedupPod(i%5, g*1000+i)))
+			}
+		})
+	}
+	wg.Wait()
+	for g := range pods {
+		for i, p := range pods[g] {
+			if want := dedupPod(i%5, g*1000+i); !reflect.DeepEqual(p, want) {
+				t.Fatalf("pod %d of goroutine %d differs after sharing", i, g)
+			}
+		}
+	}
+}
+
+// A site that failed its trial is tried again after skipping siteTrial
+// values, then twice as many after each further failure; one that passes
+// stays on.
+func TestSite_TriesAgainAfterSkipping(t *testing.T) {
+	var s site
+	trial := func(hit bool) {
+		t.Helper()
+		for i := range tuning.siteTrial {
+			if !s.enabled() {
+				t.Fatalf("off during its trial, after %d lookups", i)
+			}
+			s.record(hit)
+		}
+	}
+	offFor := func() int {
+		n := 0
+		for !s.enabled() {
+			n++
+			if n > tuning.siteTrial<<(tuning.siteMaxBackoff+1) {
+				t.Fatal("never tried again")
+			}
+		}
+		return n
+	}
+	trial(false)
+	if got, want := offFor(), tuning.siteTrial<<1-1; got != want {
+		t.Errorf("after one failed trial: off for %d values, want %d", got, want)
+	}
+	trial(false)
+	if got, want := offFor(), tuning.siteTrial<<2-1; got != want {
+		t.Errorf("after two failed trials: off for %d values, want %d", got, want)
+	}
+	trial(true)
+	for range 4 * tuning.siteTrial {
+		if !s.enabled() {
+			t.Fatal("a site that passed its trial went off")
+		}
+		s.record(false)
+	}
+}
+
+// Values that start to repeat only after their position's first trial are
+// shared once a later trial sees them repeat.
+func TestDeduper_LateRepeatsShared(t *testing.T) {
+	type obj struct{ Tags []string }
+	s := eagerDeduper()
+	for i := range tuning.siteTrial {
+		dedupObj(s, &obj{Tags: []string{fmt.Sprint("unique-", i)}})
+	}
+	var last []*obj
+	for range 8 * tuning.siteTrial {
+		last = append(last, dedupObj(s, &obj{Tags: []string{string([]byte("again"))}}))
+	}
+	n := len(last)
+	if !sameSlice(last[n-1].Tags, last[n-2].Tags) {
+		t.Error("repeating values are still not shared")
+	}
+}
+
+func TestWithDedup(t *testing.T) {
+	errTransform := errors.New("transform failed")
+	tests := []struct {
+		name      string
+		transform TransformFunc
+		dd        *deduper
+		wantErr   error
+		wantDedup bool
+	}{
+		{"sharing off, no transform", nil, nil, nil, false},
+		{"sharing on, no transform", nil, eagerDeduper(), nil, true},
+		{"sharing on after a transform", func(obj interface{}) (interface{}, error) { return obj, nil }, eagerDeduper(), nil, true},
+		{"a failed transform shares nothing", func(interface{}) (interface{}, error) { return nil, errTransform }, eagerDeduper(), errTransform, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tf := withDedup(tt.transform, tt.dd, nil, nil)
+			if tf == nil {
+				if tt.wantDedup || tt.transform != nil {
+					t.Fatal("no transform returned")
+				}
+				return
+			}
+			a, b := dedupPod(1, 1), dedupPod(1, 2)
+			want := b.DeepCopy()
+			outA, err := tf(a)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			outB, err := tf(b)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if !reflect.DeepEqual(outB, want) || !reflect.DeepEqual(b, want) {
+				t.Error("the transformed object or its input differs from the input as given")
+			}
+			if sameMap(a.Labels, b.Labels) {
+				t.Error("the inputs' labels were made one: an input was written")
+			}
+			if got := sameMap(outA.(*v1.Pod).Labels, outB.(*v1.Pod).Labels); got != tt.wantDedup {
+				t.Errorf("labels shared = %v, want %v", got, tt.wantDedup)
+			}
+		})
+	}
+}
+
+// The mutation detector still passes for shared objects and still catches
+// a caller that modifies a shared part; the modification shows in every
+// object sharing it.
+func TestDeduper_MutationDetector(t *testing.T) {
+	tests := []struct {
+		name     string
+		mutate   func(a, b interface{ GetName() string })
+		wantHits int // objects reported
+	}{
+		{"no mutation", func(_, _ interface{ GetName() string }) {}, 0},
+		{"a shared label changed through one pod", nil, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := eagerDeduper()
+			a, b := dedupObj(s, dedupPod(1, 1)), dedupObj(s, dedupPod(1, 2))
+			var report string
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			d := newCacheMutationDetector("pods", klog.Background())
+			d.onMutation = func(r string) { report = r }
+			d.AddObject(a)
+			d.AddObject(b)
+			d.check(now)
+			if tt.mutate == nil {
+				a.Labels["tier"] = "db" // against the contract
+			} else {
+				tt.mutate(a, b)
+			}
+			d.check(now)
+			if got := strings.Count(report, "tier"); (tt.wantHits == 0) != (got == 0) {
+				t.Errorf("report %q, want %d objects reported", report, tt.wantHits)
+			}
+			if tt.wantHits > 0 && !strings.Contains(report, "2 cached object(s)") {
+				t.Errorf("report %q does not list both pods sharing the labels", report)
+			}
+		})
+	}
+}
+
+// Two informers' transforms fed the same object pointers at once, while
+// others read those objects: the inputs are never written (the race
+// detector would see it), each cached object is deep-equal to its input,
+// and equal parts of the two informers' objects are one.
+func TestDedupCopy_SameInputsConcurrently(t *testing.T) {
+	const n = 50
+	inputs := make([]*v1.Pod, n)
+	wants := make([]*v1.Pod, n)
+	for i := range inputs {
+		inputs[i] = dedupPod(i%5, i)
+		wants[i] = inputs[i].DeepCopy()
+	}
+	dd := eagerDeduper()
+	outs := [2][]*v1.Pod{make([]*v1.Pod, n), make([]*v1.Pod, n)}
+	var wg sync.WaitGroup
+	for inf := range outs {
+		tf := withDedup(nil, dd, nil, nil)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, in := range inputs {
+				out, err := tf(in)
+				if err != nil {
+					t.Errorf("transform: %v", err)
+					return
+				}
+				outs[inf][i] = out.(*v1.Pod)
+			}
+		}()
+	}
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, in := range inputs {
+				if !reflect.DeepEqual(in, wants[i]) {
+					t.Errorf("input %d changed while read", i)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range inputs {
+		for inf := range outs {
+			if !reflect.DeepEqual(outs[inf][i], wants[i]) {
+				t.Errorf("informer %d's object %d differs from its input", inf, i)
+			}
+		}
+		if !reflect.DeepEqual(inputs[i], wants[i]) {
+			t.Errorf("input %d was modified", i)
+		}
+	}
+	if !sameMap(outs[0][0].Labels, outs[1][5].Labels) {
+		t.Error("equal labels of the two informers' objects are not one")
+	}
+}
+
+// A DeepCopy of a cached, shared object is its own: modifying it changes
+// no cached object.
+func TestDedupCopy_DeepCopyIndependent(t *testing.T) {
+	dd := eagerDeduper()
+	a := dedupCopy(dd, dedupPod(1, 1)).(*v1.Pod)
+	b := dedupCopy(dd, dedupPod(1, 2)).(*v1.Pod)
+	if !sameMap(a.Labels, b.Labels) {
+		t.Fatal("labels not shared; the test proves nothing")
+	}
+	wantA, wantB := a.DeepCopy(), b.DeepCopy()
+	c := a.DeepCopy()
+	c.Labels["tier"] = "db"
+	c.Spec.Containers[0].Env[0].Value = "changed"
+	c.Spec.Containers[0].ReadinessProbe.Exec.Command[0] = "false"
+	c.ManagedFields[0].Manager = "other"
+	c.Spec.Containers = append(c.Spec.Containers, v1.Container{Name: "extra"})
+	if !reflect.DeepEqual(a, wantA) || !reflect.DeepEqual(b, wantB) {
+		t.Error("modifying a deep copy changed a cached object")
+	}
+}
+
+// Values that are not runtime.Objects are kept as given, unshared, and a
+// nil object stays nil.
+func TestDedupCopy_NotAnObject(t *testing.T) {
+	dd := eagerDeduper()
+	m := map[string]string{"a": "b"}
+	if got := dedupCopy(dd, m).(map[string]string); !sameMap(got, m) {
+		t.Error("a plain map was replaced")
+	}
+	var nilPod *v1.Pod
+	if got := dedupCopy(dd, nilPod); got != interface{}(nilPod) {
+		t.Errorf("nil pod became %v", got)
+	}
+}
