@@ -89,7 +89,9 @@ integration-shard-bench:
 # own Ginkgo specs, envtest on an existing cluster) against kas three ways:
 # stock client-go, client-go replaced by the kcache overlay, and stock
 # client-go with clientgo.NewSharedIndexInformer as the cache's informer
-# constructor; it fails unless all pass the same specs. See ecosystem/run.sh.
+# constructor; it fails unless all pass the same specs. See ecosystem/run.sh;
+# ECOSYSTEM_MINOR=v0.36 (or v0.35) runs the matching controller-runtime
+# (v0.24.1, v0.23.3) on that minor's newest client-go instead.
 ecosystem:
 	cd ecosystem && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	GO=$(GO) ecosystem/run.sh whole
