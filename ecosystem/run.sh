@@ -10,8 +10,17 @@
 #            is clientgo.NewSharedIndexInformer (kcache behind client-go's
 #            interfaces), set by a one-line patch of the copied suite (below).
 #
-#   ecosystem/run.sh whole   every spec (make ecosystem)
-#   ecosystem/run.sh smoke   a named subset, SMOKE_FOCUS below (make test)
+#   ecosystem/run.sh whole [CR_VERSION]   every spec (make ecosystem)
+#   ecosystem/run.sh smoke [CR_VERSION]   a named subset, SMOKE_FOCUS below
+#                                          (make test)
+#
+# CR_VERSION is the controller-runtime release whose suite runs, one per
+# supported client-go minor: v0.23.3 (client-go v0.35), v0.24.1 (v0.36),
+# v0.25.2 (v0.37, the default). Each variant runs on the newest patch of
+# that release's client-go minor (v0.35.10, v0.36.6, v0.37.2). The overlay
+# variant is pending on the minors the overlay tool does not write yet (it
+# writes v0.37.2). Results go to $WORK/results/<mode> for the default
+# release and $WORK/results/<mode>-<CR_VERSION> for the others.
 #
 # Each variant is a fresh copy of the controller-runtime module from the Go
 # module cache (downloaded through the proxy when missing) in $WORK/<variant>;
@@ -39,9 +48,20 @@ GO=${GO:-go}
 WORK=${ECOSYSTEM_WORK:-$HERE/.work}
 VARIANTS=${ECOSYSTEM_VARIANTS:-stock overlay bridge}
 CR_MODULE=sigs.k8s.io/controller-runtime
-CR_VERSION=v0.25.2
-CLIENT_GO_VERSION=v0.37.2
 MODE=${1:-smoke}
+CR_VERSION=${2:-v0.25.2}
+# The newest patch of the client-go minor each supported release asks for.
+case $CR_VERSION in
+  v0.23.*) CLIENT_GO_VERSION=v0.35.10 ;;
+  v0.24.*) CLIENT_GO_VERSION=v0.36.6 ;;
+  v0.25.*) CLIENT_GO_VERSION=v0.37.2 ;;
+  *)
+    echo "ecosystem: controller-runtime $CR_VERSION is not supported; use v0.23.x (client-go v0.35), v0.24.x (v0.36) or v0.25.x (v0.37)" >&2
+    exit 2
+    ;;
+esac
+# OVERLAY_CLIENT_GO is the client-go release the overlay tool writes.
+OVERLAY_CLIENT_GO=v0.37.2
 
 # The smoke subset (Ginkgo matches "Cache Suite <containers> <spec>"): the
 # default-options cache (every Reader and Informer spec on structured,
@@ -60,9 +80,10 @@ trap 'stop_server; exit 130' INT TERM
 case $MODE in
   whole) FOCUS=${ECOSYSTEM_FOCUS:-} ;;
   smoke) FOCUS=${ECOSYSTEM_FOCUS:-$SMOKE_FOCUS} ;;
-  *) say "usage: $0 whole|smoke"; exit 2 ;;
+  *) say "usage: $0 whole|smoke [CR_VERSION]"; exit 2 ;;
 esac
 RESULTS=$WORK/results/$MODE
+[[ $CR_VERSION == v0.25.2 ]] || RESULTS=$RESULTS-$CR_VERSION
 
 # module_dir prints the module cache directory of controller-runtime.
 module_dir() {
@@ -72,7 +93,13 @@ module_dir() {
 # pending_reason prints why a variant cannot run in this checkout, if so.
 pending_reason() {
   case $1 in
-    overlay) [[ -f $ROOT/overlay/go.mod ]] || echo "overlay/ (the client-go overlay tool) is not in this checkout" ;;
+    overlay)
+      if [[ ! -f $ROOT/overlay/go.mod ]]; then
+        echo "overlay/ (the client-go overlay tool) is not in this checkout"
+      elif [[ $CLIENT_GO_VERSION != "$OVERLAY_CLIENT_GO" ]]; then
+        echo "the overlay tool writes client-go $OVERLAY_CLIENT_GO only; controller-runtime $CR_VERSION needs $CLIENT_GO_VERSION"
+      fi
+      ;;
     bridge) [[ -f $ROOT/clientgo/go.mod ]] || echo "clientgo/ (clientgo.NewSharedIndexInformer) is not in this checkout" ;;
     stock) ;;
     *) echo "unknown variant" ;;
@@ -100,8 +127,8 @@ prepare() {
   local v=$1 dir=$WORK/$1/controller-runtime
   rm -rf "$dir" && mkdir -p "$WORK/$v" && cp -r "$SRC" "$dir" && chmod -R u+w "$dir" || return 1
   cd "$dir" || return 1
-  # Every variant runs on client-go v0.37.2, the release kcache matches
-  # (controller-runtime v0.25.2 asks for v0.37.0).
+  # Every variant runs on the newest patch of the client-go minor the
+  # release asks for (controller-runtime v0.25.2 asks for v0.37.0: v0.37.2).
   "$GO" get "k8s.io/client-go@$CLIENT_GO_VERSION" >/dev/null 2>&1 || {
     say "$v: go get k8s.io/client-go@$CLIENT_GO_VERSION failed"
     return 1
