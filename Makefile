@@ -2,9 +2,9 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: bench-guard test lint overlay overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench
+.PHONY: minors-test clientgo-minors-test bench-guard test lint overlay overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench
 
-test: fmt-check vet lint unit bench-smoke compat clientgo-test membership-test examples-test bench-smoke-compare overlay-test integration ecosystem-smoke bench-e2e-quick
+test: fmt-check vet lint unit minors-test bench-smoke compat clientgo-test clientgo-minors-test membership-test examples-test bench-smoke-compare overlay-test integration ecosystem-smoke bench-e2e-quick
 
 # demo runs the kcache demo against its built-in simulated cluster
 # (no cluster needed). DEMO_DURATION=0 runs it until Ctrl-C.
@@ -34,6 +34,16 @@ lint:
 unit:
 	$(GO) test -race -count=1 $(PKGS)
 
+# minors-test proves the library on the newer Kubernetes minors it supports:
+# its go.mod requires the oldest (k8s.io/apimachinery and k8s.io/api
+# v0.35.0, what `make unit` tests), and tools/minors.sh copies the module to
+# a scratch directory per minor, `go get`s k8s.io/apimachinery and
+# k8s.io/api at v0.36.6 and v0.37.2 there (MINORS=... for others), and runs
+# go vet and go test -race, adding the tests that compare the shard hash
+# with apimachinery's own.
+minors-test:
+	GO=$(GO) tools/minors.sh root $(MINORS)
+
 # overlay writes k8s.io/client-go VERSION (default v0.37.2; any release of
 # v0.35, v0.36 or v0.37) with kcache as its tools/cache, presenting that
 # release's tools/cache API, into DIR (relative to here, or absolute); see
@@ -57,11 +67,20 @@ overlay-test:
 compat:
 	cd compat && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
-# clientgo-test vets and tests clientgo/ (its own module, needs client-go):
+# clientgo-test vets and tests clientgo/ (its own module, needs client-go,
+# v0.35.0 as its go.mod requires):
 # kcache informers behind client-go's interfaces, for controller-runtime's
 # NewInformer option and generated informer factories.
 clientgo-test:
 	cd clientgo && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+# clientgo-minors-test runs the bridge's vet and tests on the newest patch of
+# each supported client-go minor (v0.35.10, v0.36.6, v0.37.2; MINORS=... for
+# others) in scratch copies, adding the tests of what only newer minors
+# have, and checks that a v0.35 program importing the bridge stays on v0.35
+# (tools/minors.sh; clientgo/README.md "Client-go minors").
+clientgo-minors-test:
+	GO=$(GO) tools/minors.sh clientgo $(MINORS)
 
 # membership-test vets and tests membership/ (its own module, needs
 # client-go): Leases that share the hash space out among live replicas,
@@ -90,14 +109,17 @@ integration-shard-bench:
 # stock client-go, client-go replaced by the kcache overlay, and stock
 # client-go with clientgo.NewSharedIndexInformer as the cache's informer
 # constructor; it fails unless all pass the same specs. See ecosystem/run.sh.
+# CR_VERSION=v0.23.3 (client-go v0.35) or v0.24.1 (v0.36) runs that
+# release's suite instead, on its client-go minor (the overlay variant on an
+# overlay of that client-go).
 ecosystem:
 	cd ecosystem && $(GO) vet ./... && $(GO) test -race -count=1 ./...
-	GO=$(GO) ecosystem/run.sh whole
+	GO=$(GO) ecosystem/run.sh whole $(CR_VERSION)
 
 # ecosystem-smoke is the same on a named subset of the suite (make test).
 ecosystem-smoke:
 	cd ecosystem && $(GO) vet ./... && $(GO) test -race -count=1 ./...
-	GO=$(GO) ecosystem/run.sh smoke
+	GO=$(GO) ecosystem/run.sh smoke $(CR_VERSION)
 
 # bench-compare runs the same workloads against client-go v0.37.2 and
 # kcache, alternating rounds in one process, and prints a markdown table of

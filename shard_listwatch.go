@@ -39,7 +39,7 @@ import (
 // UID and namespace are immutable). Bookmarks and errors pass unchanged.
 // Either way the informer holds exactly its shard.
 //
-// The selector travels in a field that apimachinery has from v0.37 on.
+// The selector travels in a field that apimachinery has from v0.36 on.
 // Built with an older apimachinery, a ShardedListerWatcher cannot send it
 // and works as with a server without the feature: every list is filtered on
 // the client (ShardModeClient from the first list on, with no probe), and
@@ -188,7 +188,7 @@ func (s *ShardedListerWatcher) WatchWithContext(ctx context.Context, options met
 
 // reasonSelectorNotSent is the reason logged for ShardModeClient when
 // this build's apimachinery cannot carry the selector to the server.
-const reasonSelectorNotSent = "this build's k8s.io/apimachinery predates ListOptions.ShardSelector (v0.37), so the selector is not sent"
+const reasonSelectorNotSent = "this build's k8s.io/apimachinery predates ListOptions.ShardSelector (v0.36), so the selector is not sent"
 
 // probeMode learns the mode from a one-object list.
 func (s *ShardedListerWatcher) probeMode(ctx context.Context, spec *shardSpec) {

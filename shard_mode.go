@@ -25,7 +25,7 @@ const (
 	// ShardModeClient: the API server ignored the selector (its
 	// ShardedListAndWatch feature is off, or it predates the feature), or
 	// the selector could not be sent (this build's apimachinery predates
-	// v0.37's ListOptions.ShardSelector), so the ShardedListerWatcher drops
+	// v0.36's ListOptions.ShardSelector), so the ShardedListerWatcher drops
 	// what lies outside the shard after decoding it.
 	ShardModeClient
 )

@@ -11,7 +11,7 @@ import (
 // TestShardHash_MatchesTheServersHash pins shardHash to values computed
 // once with apimachinery v0.37.2's sharding.HashField (the hash the API
 // server uses), written as bounds. testdata/minors/shard_apimachinery_test.go.in
-// compares the two directly (tools/minors.sh, on apimachinery v0.37).
+// compares the two directly (tools/minors.sh, on apimachinery v0.36 or later).
 func TestShardHash_MatchesTheServersHash(t *testing.T) {
 	for _, tc := range []struct{ value, want string }{
 		{"", "0xcbf29ce484222325"},

@@ -11,7 +11,7 @@ import (
 
 // This file reaches the two API fields of the ShardedListAndWatch feature,
 // ListOptions.ShardSelector and ListMeta.ShardInfo, which exist only in
-// apimachinery v0.37 and later. The rest of the package is built against
+// apimachinery v0.36 and later. The rest of the package is built against
 // the oldest apimachinery this module supports, so it finds the fields by
 // name, once, and works without them: then no selector is sent, no list
 // says it was applied, and a ShardedListerWatcher filters on the client, as
@@ -72,7 +72,7 @@ func shardInfoOf(list runtime.Object) (string, bool) {
 }
 
 // echoedShardSelector calls x's GetShardInfo, the accessor apimachinery
-// v0.37 gives ListMeta, and returns the Selector of the ShardInfo it
+// v0.36 gives ListMeta, and returns the Selector of the ShardInfo it
 // returns. It reports false when x has no such method or it returns nil.
 func echoedShardSelector(x any) (string, bool) {
 	get := reflect.ValueOf(x).MethodByName("GetShardInfo")

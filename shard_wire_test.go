@@ -12,7 +12,7 @@ import (
 
 // echoShardSelector sets lm.ShardInfo to say selector was applied, as a
 // server with the ShardedListAndWatch feature does. With an apimachinery
-// older than v0.37 (no such field) it does nothing.
+// older than v0.36 (no such field) it does nothing.
 func echoShardSelector(lm *metav1.ListMeta, selector string) {
 	f := reflect.ValueOf(lm).Elem().FieldByName("ShardInfo")
 	if !f.IsValid() {
@@ -24,7 +24,7 @@ func echoShardSelector(lm *metav1.ListMeta, selector string) {
 }
 
 // modeInThisBuild is the mode a test expects where it would expect want
-// with apimachinery v0.37: without a way to send the selector, every
+// with apimachinery v0.36 or later: without a way to send the selector, every
 // server seems to ignore it.
 func modeInThisBuild(want ShardMode) ShardMode {
 	if want == ShardModeServer && !canSendShardSelector() {
@@ -34,12 +34,12 @@ func modeInThisBuild(want ShardMode) ShardMode {
 }
 
 // TestShardWire_FieldsAreFoundExactlyWhenApimachineryHasThem pins the
-// reflection on the apimachinery this test was built with: from v0.37 the
+// reflection on the apimachinery this test was built with: from v0.36 the
 // fields must be found (a rename would otherwise silently turn sharding
 // into client filtering), before it they must not.
 func TestShardWire_FieldsAreFoundExactlyWhenApimachineryHasThem(t *testing.T) {
 	version := apimachineryVersion(t)
-	want := minorOf(t, version) >= 37
+	want := minorOf(t, version) >= 36
 	if got := canSendShardSelector(); got != want {
 		t.Fatalf("with k8s.io/apimachinery %s canSendShardSelector() = %v, want %v", version, got, want)
 	}

@@ -20,7 +20,6 @@ import (
 	"k8s.io/client-go/informers/extensions"
 	"k8s.io/client-go/informers/flowcontrol"
 	"k8s.io/client-go/informers/internalinterfaces"
-	"k8s.io/client-go/informers/lifecycle"
 	"k8s.io/client-go/informers/networking"
 	"k8s.io/client-go/informers/node"
 	"k8s.io/client-go/informers/policy"
@@ -190,9 +189,6 @@ func (f *factory) Extensions() extensions.Interface {
 }
 func (f *factory) Flowcontrol() flowcontrol.Interface {
 	return flowcontrol.New(f, f.settings.namespace, f.settings.tweak)
-}
-func (f *factory) Lifecycle() lifecycle.Interface {
-	return lifecycle.New(f, f.settings.namespace, f.settings.tweak)
 }
 func (f *factory) Networking() networking.Interface {
 	return networking.New(f, f.settings.namespace, f.settings.tweak)

@@ -24,15 +24,17 @@ import (
 // startFactory starts f and shuts it down when the test ends.
 func startFactory(t *testing.T, f informers.SharedInformerFactory) {
 	ctx, cancel := context.WithCancel(context.Background())
-	f.StartWithContext(ctx)
+	f.Start(ctx.Done())
 	t.Cleanup(func() {
 		cancel()
 		f.Shutdown()
 	})
 	sctx, scancel := context.WithTimeout(ctx, wait.ForeverTestTimeout)
 	defer scancel()
-	if res := f.WaitForCacheSyncWithContext(sctx); res.Err != nil {
-		t.Fatalf("WaitForCacheSync: %v", res.Err)
+	for typ, synced := range f.WaitForCacheSync(sctx.Done()) {
+		if !synced {
+			t.Fatalf("WaitForCacheSync: %v did not sync", typ)
+		}
 	}
 }
 
@@ -214,13 +216,8 @@ func TestOnKcache_KeepsWhatItCannotRebuild(t *testing.T) {
 		wantKcache bool
 	}{
 		"kcache informer":    {in: kc, wantSame: true, wantKcache: true},
-		"typed kcache":       {in: toolscache.NewTypedSharedIndexInformer[*v1.Pod](kc), wantSame: true, wantKcache: true},
 		"unknown informer":   {in: other, wantSame: true},
 		"client-go informer": {in: toolscache.NewSharedIndexInformer(&toolscache.ListWatch{}, &v1.Pod{}, 0, nil), wantKcache: true},
-		"typed client-go": {
-			in:         toolscache.NewTypedSharedIndexInformer[*v1.Pod](toolscache.NewSharedIndexInformer(&toolscache.ListWatch{}, &v1.Pod{}, 0, nil)),
-			wantKcache: true,
-		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

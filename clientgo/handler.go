@@ -44,8 +44,10 @@ func toKcacheHandler(h toolscache.ResourceEventHandler) kcache.ResourceEventHand
 type registration struct {
 	// inner is kcache's handle. Invariant: not nil.
 	inner kcache.ResourceEventHandlerRegistration
-	// checker reports the handler's sync under client-go's name for it.
-	checker doneChecker
+	// syncedChecker gives the handle client-go's HasSyncedChecker where
+	// client-go has it (v0.36 on): the handler's sync, under client-go's
+	// name for it (see checker.go).
+	*syncedChecker
 	// shutdown is closed once the handler returned from its last call.
 	shutdown <-chan struct{}
 }
@@ -55,39 +57,27 @@ var _ toolscache.ResourceEventHandlerRegistration = (*registration)(nil)
 // newRegistration wraps kcache's handle of h. upstream is the informer's
 // checker name; the handle's checker is named "<upstream> + event handler
 // <handler name>", as client-go names it.
-func newRegistration(inner kcache.ResourceEventHandlerRegistration, upstream string, h toolscache.ResourceEventHandler) (*registration, error) {
+func newRegistration(inner kcache.ResourceEventHandlerRegistration, upstream string, h toolscache.ResourceEventHandler, signals *syncSignals) (*registration, error) {
 	sc, ok := inner.(interface{ ShutdownChan() <-chan struct{} })
 	if !ok {
 		return nil, fmt.Errorf("adding event handler: kcache returned a %T, which cannot report its shutdown", inner)
 	}
-	return &registration{
-		inner:    inner,
-		checker:  doneChecker{name: upstream + " + event handler " + handlerName(h), done: inner.HasSyncedChecker()},
-		shutdown: sc.ShutdownChan(),
-	}, nil
+	r := &registration{
+		inner:         inner,
+		syncedChecker: newSyncedChecker(upstream + " + event handler " + handlerName(h)),
+		shutdown:      sc.ShutdownChan(),
+	}
+	signals.add(inner.HasSyncedChecker(), r.syncedChecker)
+	return r, nil
 }
 
 // HasSynced reports whether the informer synced and the handler processed
 // every object of its initial list.
 func (r *registration) HasSynced() bool { return r.inner.HasSynced() }
 
-// HasSyncedChecker returns a DoneChecker for HasSynced.
-func (r *registration) HasSyncedChecker() toolscache.DoneChecker { return r.checker }
-
 // ShutdownChan is closed once the handler returned from its last call after
 // removal; client-go's ShutDownEventHandler waits on it.
 func (r *registration) ShutdownChan() <-chan struct{} { return r.shutdown }
-
-// doneChecker is a DoneChecker with a name of its choosing over another
-// checker's channel.
-type doneChecker struct {
-	name string
-	done kcache.DoneChecker
-}
-
-func (c doneChecker) Name() string { return c.name }
-
-func (c doneChecker) Done() <-chan struct{} { return c.done.Done() }
 
 // handlerName names h the way client-go v0.37 names handlers in sync
 // checkers and logs: a ResourceEventHandlerFuncs (value or pointer) after

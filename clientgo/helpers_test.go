@@ -77,12 +77,14 @@ func run(t *testing.T, inf interface{ RunWithContext(context.Context) }) (stop f
 	return stop
 }
 
-// waitSynced waits for every checker, failing the test if one never is.
-func waitSynced(t *testing.T, checkers ...toolscache.DoneChecker) {
+// waitSynced waits until every synced func reports true, failing the test
+// if one never does. (HasSyncedChecker, the channel form, exists from
+// client-go v0.36 on; testdata/minors tests it there.)
+func waitSynced(t *testing.T, synced ...toolscache.InformerSynced) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wait.ForeverTestTimeout)
 	defer cancel()
-	if !toolscache.WaitFor(ctx, "", checkers...) {
+	if !toolscache.WaitForCacheSync(ctx.Done(), synced...) {
 		t.Fatal("caches did not sync")
 	}
 }

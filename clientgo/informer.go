@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	kcache "github.com/kcache/cache"
@@ -83,21 +84,32 @@ func embeddedInformer(inf toolscache.SharedInformer) (toolscache.SharedInformer,
 }
 
 // informer is a kcache SharedIndexInformer presented as client-go's. It
-// keeps no state besides its fixed views: every call goes to kc.
+// keeps no state besides its fixed views and its sync latches: every call
+// goes to kc.
 type informer struct {
+	// syncedChecker gives the informer client-go's HasSyncedChecker where
+	// client-go has it (v0.36 on), done when kc's is, while this informer
+	// runs (see checker.go). GetController's Controller shares it.
+	*syncedChecker
 	kc      kcache.SharedIndexInformer
 	indexer *indexer // GetStore and GetIndexer; built once over kc's indexer
 	names   *reflectorNames
+	// signals fires the latches of the informer and its registrations.
+	signals *syncSignals
 }
 
 var _ toolscache.SharedIndexInformer = (*informer)(nil)
 
 func newInformer(kc kcache.SharedIndexInformer, lw toolscache.ListerWatcher, exampleObject runtime.Object) *informer {
-	return &informer{
-		kc:      kc,
-		indexer: &indexer{kc: kc.GetIndexer()},
-		names:   &reflectorNames{lw: lw, objType: exampleObject},
+	i := &informer{
+		syncedChecker: newSyncedChecker(kc.HasSyncedChecker().Name()),
+		kc:            kc,
+		indexer:       &indexer{kc: kc.GetIndexer()},
+		names:         &reflectorNames{lw: lw, objType: exampleObject},
+		signals:       &syncSignals{},
 	}
+	i.signals.add(kc.HasSyncedChecker(), i.syncedChecker)
+	return i
 }
 
 // AddEventHandler registers handler with the default resync period.
@@ -122,7 +134,7 @@ func (i *informer) AddEventHandlerWithOptions(handler toolscache.ResourceEventHa
 	if err != nil {
 		return nil, err
 	}
-	r, err := newRegistration(reg, i.kc.HasSyncedChecker().Name(), handler)
+	r, err := newRegistration(reg, i.kc.HasSyncedChecker().Name(), handler, i.signals)
 	if err != nil {
 		_ = i.kc.RemoveEventHandler(reg)
 		return nil, err
@@ -154,20 +166,23 @@ func (i *informer) AddIndexers(indexers toolscache.Indexers) error {
 
 // GetController returns the informer as client-go's Controller.
 func (i *informer) GetController() toolscache.Controller {
-	return controller{kc: i.kc.GetController()}
+	return controller{syncedChecker: i.syncedChecker, kc: i.kc.GetController()}
 }
 
 // Run runs the informer until stopCh closes.
-func (i *informer) Run(stopCh <-chan struct{}) { i.kc.Run(stopCh) }
+func (i *informer) Run(stopCh <-chan struct{}) {
+	defer i.signals.run(wait.ContextForChannel(stopCh))()
+	i.kc.Run(stopCh)
+}
 
 // RunWithContext runs the informer until ctx ends.
-func (i *informer) RunWithContext(ctx context.Context) { i.kc.RunWithContext(ctx) }
+func (i *informer) RunWithContext(ctx context.Context) {
+	defer i.signals.run(ctx)()
+	i.kc.RunWithContext(ctx)
+}
 
 // HasSynced reports whether the cache holds the first complete list.
 func (i *informer) HasSynced() bool { return i.kc.HasSynced() }
-
-// HasSyncedChecker returns a DoneChecker for HasSynced.
-func (i *informer) HasSyncedChecker() toolscache.DoneChecker { return i.kc.HasSyncedChecker() }
 
 // LastSyncResourceVersion returns the resource version last observed.
 func (i *informer) LastSyncResourceVersion() string { return i.kc.LastSyncResourceVersion() }
@@ -195,15 +210,16 @@ func (i *informer) SetTransform(handler toolscache.TransformFunc) error {
 // IsStopped reports whether the informer has stopped.
 func (i *informer) IsStopped() bool { return i.kc.IsStopped() }
 
-// controller presents a kcache Controller as client-go's.
+// controller presents a kcache Controller as client-go's. Its
+// HasSyncedChecker (client-go v0.36 on) is its informer's.
 type controller struct {
+	*syncedChecker
 	kc kcache.Controller
 }
 
 var _ toolscache.Controller = controller{}
 
-func (c controller) RunWithContext(ctx context.Context)       { c.kc.RunWithContext(ctx) }
-func (c controller) Run(stopCh <-chan struct{})               { c.kc.Run(stopCh) }
-func (c controller) HasSynced() bool                          { return c.kc.HasSynced() }
-func (c controller) HasSyncedChecker() toolscache.DoneChecker { return c.kc.HasSyncedChecker() }
-func (c controller) LastSyncResourceVersion() string          { return c.kc.LastSyncResourceVersion() }
+func (c controller) RunWithContext(ctx context.Context) { c.kc.RunWithContext(ctx) }
+func (c controller) Run(stopCh <-chan struct{})         { c.kc.Run(stopCh) }
+func (c controller) HasSynced() bool                    { return c.kc.HasSynced() }
+func (c controller) LastSyncResourceVersion() string    { return c.kc.LastSyncResourceVersion() }

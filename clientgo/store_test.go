@@ -109,14 +109,14 @@ func TestIndexer_Methods(t *testing.T) {
 				if err := idx.Replace([]interface{}{c, newPod("ns3", "d")}, "9"); err != nil {
 					return err
 				}
-				return idx.LastStoreSyncResourceVersion()
+				return idx.(rvStore).LastStoreSyncResourceVersion()
 			},
 			want: "9", left: []string{"ns2/c", "ns3/d"},
 		},
 		"Bookmark": {
 			do: func(t *testing.T, idx toolscache.Indexer) interface{} {
-				idx.Bookmark("42")
-				return idx.LastStoreSyncResourceVersion()
+				idx.(rvStore).Bookmark("42")
+				return idx.(rvStore).LastStoreSyncResourceVersion()
 			},
 			want: "42", left: []string{"ns1/a", "ns1/b", "ns2/c"},
 		},
@@ -255,4 +255,11 @@ func TestTombstoneTranslation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rvStore is what client-go v0.36 added to Store; the view has it on every
+// minor (on v0.35 client-go's Store interface just does not ask for it).
+type rvStore interface {
+	Bookmark(rv string)
+	LastStoreSyncResourceVersion() string
 }

@@ -10,8 +10,16 @@
 #            is clientgo.NewSharedIndexInformer (kcache behind client-go's
 #            interfaces), set by a one-line patch of the copied suite (below).
 #
-#   ecosystem/run.sh whole   every spec (make ecosystem)
-#   ecosystem/run.sh smoke   a named subset, SMOKE_FOCUS below (make test)
+#   ecosystem/run.sh whole [CR_VERSION]   every spec (make ecosystem)
+#   ecosystem/run.sh smoke [CR_VERSION]   a named subset, SMOKE_FOCUS below
+#                                          (make test)
+#
+# CR_VERSION is the controller-runtime release whose suite runs, one per
+# supported client-go minor: v0.23.3 (client-go v0.35), v0.24.1 (v0.36),
+# v0.25.2 (v0.37, the default). Each variant runs on the newest patch of
+# that release's client-go minor (v0.35.10, v0.36.6, v0.37.2); the overlay
+# variant writes its overlay for that client-go. Results go to $WORK/results/<mode> for the default
+# release and $WORK/results/<mode>-<CR_VERSION> for the others.
 #
 # Each variant is a fresh copy of the controller-runtime module from the Go
 # module cache (downloaded through the proxy when missing) in $WORK/<variant>;
@@ -29,10 +37,7 @@
 #
 # Environment: GO (default go), ECOSYSTEM_VARIANTS (default "stock overlay
 # bridge"), ECOSYSTEM_WORK (default ecosystem/.work), ECOSYSTEM_FOCUS (a
-# Ginkgo focus regexp replacing the mode's), ECOSYSTEM_MINOR (the client-go
-# minor, default v0.37: controller-runtime v0.25.2 on client-go v0.37.2;
-# v0.36: v0.24.1 on v0.36.6; v0.35: v0.23.3 on v0.35.10; results then go
-# to results/MODE-MINOR).
+# Ginkgo focus regexp replacing the mode's).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -42,14 +47,18 @@ GO=${GO:-go}
 WORK=${ECOSYSTEM_WORK:-$HERE/.work}
 VARIANTS=${ECOSYSTEM_VARIANTS:-stock overlay bridge}
 CR_MODULE=sigs.k8s.io/controller-runtime
-MINOR=${ECOSYSTEM_MINOR:-v0.37}
-case $MINOR in
-  v0.37) CR_VERSION=v0.25.2 CLIENT_GO_VERSION=v0.37.2 ;;
-  v0.36) CR_VERSION=v0.24.1 CLIENT_GO_VERSION=v0.36.6 ;;
-  v0.35) CR_VERSION=v0.23.3 CLIENT_GO_VERSION=v0.35.10 ;;
-  *) echo "ecosystem: ECOSYSTEM_MINOR=$MINOR: supported are v0.35, v0.36, v0.37" >&2; exit 2 ;;
-esac
 MODE=${1:-smoke}
+CR_VERSION=${2:-v0.25.2}
+# The newest patch of the client-go minor each supported release asks for.
+case $CR_VERSION in
+  v0.23.*) CLIENT_GO_VERSION=v0.35.10 ;;
+  v0.24.*) CLIENT_GO_VERSION=v0.36.6 ;;
+  v0.25.*) CLIENT_GO_VERSION=v0.37.2 ;;
+  *)
+    echo "ecosystem: controller-runtime $CR_VERSION is not supported; use v0.23.x (client-go v0.35), v0.24.x (v0.36) or v0.25.x (v0.37)" >&2
+    exit 2
+    ;;
+esac
 
 # The smoke subset (Ginkgo matches "Cache Suite <containers> <spec>"): the
 # default-options cache (every Reader and Informer spec on structured,
@@ -68,10 +77,10 @@ trap 'stop_server; exit 130' INT TERM
 case $MODE in
   whole) FOCUS=${ECOSYSTEM_FOCUS:-} ;;
   smoke) FOCUS=${ECOSYSTEM_FOCUS:-$SMOKE_FOCUS} ;;
-  *) say "usage: $0 whole|smoke"; exit 2 ;;
+  *) say "usage: $0 whole|smoke [CR_VERSION]"; exit 2 ;;
 esac
 RESULTS=$WORK/results/$MODE
-[[ $MINOR == v0.37 ]] || RESULTS=$RESULTS-$MINOR
+[[ $CR_VERSION == v0.25.2 ]] || RESULTS=$RESULTS-$CR_VERSION
 
 # module_dir prints the module cache directory of controller-runtime.
 module_dir() {
@@ -109,8 +118,8 @@ prepare() {
   local v=$1 dir=$WORK/$1/controller-runtime
   rm -rf "$dir" && mkdir -p "$WORK/$v" && cp -r "$SRC" "$dir" && chmod -R u+w "$dir" || return 1
   cd "$dir" || return 1
-  # Every variant runs on the newest client-go of the minor (controller-
-  # runtime asks for an older patch); the overlay is written for it.
+  # Every variant runs on the newest patch of the client-go minor the
+  # release asks for (controller-runtime v0.25.2 asks for v0.37.0: v0.37.2).
   "$GO" get "k8s.io/client-go@$CLIENT_GO_VERSION" >/dev/null 2>&1 || {
     say "$v: go get k8s.io/client-go@$CLIENT_GO_VERSION failed"
     return 1

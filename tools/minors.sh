@@ -8,14 +8,18 @@
 # supported minor above the one the module requires (root: v0.36.6 v0.37.2;
 # clientgo: v0.35.10 v0.36.6 v0.37.2). For each VERSION it
 #   1. copies the module into a scratch directory (nested modules left out;
-#      for clientgo, github.com/kcache/cache is replaced by this checkout);
+#      for clientgo, the library too, beside it as in the repository);
 #   2. `go get`s k8s.io/apimachinery and k8s.io/api at VERSION (clientgo:
 #      k8s.io/client-go too) and tidies;
-#   3. for root on v0.37 or later, adds testdata/minors/*.go.in as tests
-#      (they import what only exists from v0.37 on, such as
+#   3. for root on v0.36 or later, adds testdata/minors/*.go.in as tests
+#      (they import what only exists from v0.36 on, such as
 #      k8s.io/apimachinery/pkg/sharding);
 #   4. checks the copy kept VERSION (nothing raised it), then runs
-#      `go vet ./...` and `go test -race -count=1 ./...`.
+#      `go vet ./...` and `go test -race -count=1 ./...`;
+#   5. for clientgo and the first VERSION (the oldest minor by default),
+#      builds a small program that requires client-go VERSION and imports
+#      the bridge, and fails unless `go mod tidy` left client-go, api and
+#      apimachinery at VERSION.
 # It prints one line per version with the seconds it took and whether it
 # passed, keeps the output of a failed version in the scratch directory
 # (named in the message), and exits non-zero if any version failed.
@@ -69,23 +73,39 @@ minor_of() {
 	echo "${rest%%.*}"
 }
 
+# add_minor_tests VERSION copies, into the current directory, the tests
+# kept in the module's testdata/minors/v0.N/*.go.in for every N up to
+# VERSION's minor: tests of what exists only from that minor on.
+add_minor_tests() {
+	local minor d f
+	minor="$(minor_of "$1")"
+	for d in "$src"/testdata/minors/v0.*/; do
+		[ -d "$d" ] || continue
+		[ "$(minor_of "$(basename "$d")")" -le "$minor" ] || continue
+		for f in "$d"*.go.in; do
+			[ -e "$f" ] && { cp "$f" "$(basename "${f%.in}")" || return 1; }
+		done
+	done
+	return 0
+}
+
 # run_version VERSION DIR tests the module at VERSION in DIR; its output
 # goes to DIR.log.
 run_version() {
 	local version="$1" dir="$2" mod
-	copy_module "$src" "$dir" || return 1
+	copy_module "$root" "$dir" || return 1
 	cd "$dir" || return 1
 	if [ "$module" = clientgo ]; then
-		"$GO" mod edit -replace "github.com/kcache/cache=$root" || return 1
+		# The library beside the bridge, as in the repository: the bridge's
+		# go.mod replaces it with ../, and the library names reflectors
+		# after the first caller outside itself and the bridge, which it
+		# recognises by that layout (or by the module cache's).
+		copy_module "$src" "$dir/clientgo" && cd "$dir/clientgo" || return 1
 	fi
 	local gets=()
 	for mod in "${staging[@]}"; do gets+=("$mod@$version"); done
 	"$GO" get "${gets[@]}" || return 1
-	if [ "$module" = root ] && [ "$(minor_of "$version")" -ge 37 ]; then
-		for f in "$root"/testdata/minors/*.go.in; do
-			[ -e "$f" ] && cp "$f" "$(basename "${f%.in}")"
-		done
-	fi
+	add_minor_tests "$version" || return 1
 	"$GO" mod tidy || return 1
 	for mod in "${staging[@]}"; do
 		local got
@@ -101,11 +121,64 @@ run_version() {
 	"$GO" test -race -count=1 "${run[@]}" ./...
 }
 
+# check_program_stays VERSION DIR writes into DIR a program on client-go
+# VERSION that adopts the bridge (controller-runtime's option and the
+# generated factory), tidies it, and fails unless client-go, api and
+# apimachinery are still at VERSION: the bridge must not raise a program's
+# Kubernetes minor. kcache and the bridge come from this checkout (replace).
+check_program_stays() {
+	local version="$1" dir="$2" mod got
+	mkdir -p "$dir" && cd "$dir" || return 1
+	cat >go.mod <<-EOF
+	module example.com/adopter
+
+	go 1.26.0
+
+	require (
+		k8s.io/api $version
+		k8s.io/apimachinery $version
+		k8s.io/client-go $version
+		github.com/kcache/cache/clientgo v0.0.0
+	)
+
+	replace (
+		github.com/kcache/cache => $root
+		github.com/kcache/cache/clientgo => $root/clientgo
+	)
+	EOF
+	cat >main.go <<-'EOF'
+	// Command adopter is a program on an older client-go that runs its
+	// informers on kcache through the bridge.
+	package main
+
+	import (
+		"github.com/kcache/cache/clientgo"
+		"k8s.io/client-go/kubernetes/fake"
+	)
+
+	func main() {
+		f := clientgo.NewSharedInformerFactory(fake.NewClientset(), 0)
+		_ = f.Core().V1().Pods().Lister()
+	}
+	EOF
+	"$GO" mod tidy || return 1
+	for mod in "${staging[@]}"; do
+		got="$("$GO" list -m -f '{{.Version}}' "$mod")" || return 1
+		if [ "$got" != "$version" ]; then
+			echo "minors: a program on $version that imports the bridge gets $mod $got" >&2
+			return 1
+		fi
+	done
+	"$GO" vet ./... && "$GO" build -o /dev/null .
+}
+
 failed=0
 for version in "${versions[@]}"; do
 	dir="$(mktemp -d "${TMPDIR:-/tmp}/kcache-minors-$module-$version.XXXXXX")"
 	start=$SECONDS
-	if (run_version "$version" "$dir/mod") >"$dir/log" 2>&1; then
+	program=false
+	[ "$module" = clientgo ] && [ "$version" = "${versions[0]}" ] && program=true
+	if (run_version "$version" "$dir/mod" && if $program; then check_program_stays "$version" "$dir/program"; fi) >"$dir/log" 2>&1; then
 		echo "minors: $module on $version: ok ($((SECONDS - start))s)"
 		[ "${MINORS_KEEP:-}" = 1 ] || rm -rf "$dir"
 	else
