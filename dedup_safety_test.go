@@ -70,6 +70,9 @@ func cachedPods(t *testing.T, inf SharedIndexInformer) []*v1.Pod {
 // A write into a cached object of one informer (against the contract)
 // reaches no object of another informer, even where the values were equal.
 func TestDedup_NeverAcrossInformers(t *testing.T) {
+	// The guards would read the values this test writes into, a race of
+	// the test's making: they run only when kicked, and none is kicked.
+	kickedGuards(t)
 	pods, cms, deps := fcache.NewFakeControllerSource(), fcache.NewFakeControllerSource(), fcache.NewFakeControllerSource()
 	for _, src := range []*fcache.FakeControllerSource{pods, cms, deps} {
 		t.Cleanup(src.Shutdown)
