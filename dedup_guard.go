@@ -90,27 +90,36 @@ func (g *dedupGuard) run(ctx context.Context) {
 		g.runKicked(ctx)
 		return
 	}
-	var batch []dedupEntry
+	pause := func(d time.Duration) bool { return g.pause(ctx, d) }
 	for {
 		roundStart := time.Now()
-		plans := g.s.plansByID()
-		for i := range g.s.stripes {
-			batch = g.s.stripes[i].snapshot(batch[:0])
-			for len(batch) > 0 {
-				n := min(len(batch), tuning.guardBatch)
-				start := time.Now()
-				g.check(ctx, batch[:n], plans)
-				clear(batch[:n])
-				batch = batch[n:]
-				if !g.pause(ctx, time.Duration(float64(time.Since(start))*(1/tuning.guardBudget-1))) {
-					return
-				}
-			}
-		}
-		if !g.pause(ctx, tuning.guardRoundPause-time.Since(roundStart)) {
+		if !g.pass(ctx, pause) || !g.pause(ctx, tuning.guardRoundPause-time.Since(roundStart)) {
 			return
 		}
 	}
+}
+
+// pass checks every value of the table once, in batches of
+// tuning.guardBatch; after each batch it calls pause with the time the
+// budget asks for (tuning.guardBudget), and stops, reporting false, when
+// pause does.
+func (g *dedupGuard) pass(ctx context.Context, pause func(time.Duration) bool) bool {
+	plans := g.s.plansByID()
+	var batch []dedupEntry
+	for i := range g.s.stripes {
+		batch = g.s.stripes[i].snapshot(batch[:0])
+		for len(batch) > 0 {
+			n := min(len(batch), tuning.guardBatch)
+			start := time.Now()
+			g.check(ctx, batch[:n], plans)
+			clear(batch[:n])
+			batch = batch[n:]
+			if !pause(time.Duration(float64(time.Since(start)) * (1/tuning.guardBudget - 1))) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // runKicked runs a round at each kick until ctx ends.

@@ -71,6 +71,9 @@ func cachedPods(t *testing.T, inf SharedIndexInformer) []*v1.Pod {
 // reaches no object of another informer, even where the values were equal.
 func TestDedup_NeverAcrossInformers(t *testing.T) {
 	eagerDedup(t)
+	// The guards would read the values this test writes into, a race of
+	// the test's making: they run only when kicked, and none is kicked.
+	kickedGuards(t)
 	pods, cms, deps := fcache.NewFakeControllerSource(), fcache.NewFakeControllerSource(), fcache.NewFakeControllerSource()
 	for _, src := range []*fcache.FakeControllerSource{pods, cms, deps} {
 		t.Cleanup(src.Shutdown)

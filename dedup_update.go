@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"sync"
 	"time"
+
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
 )
 
 // This file is the walk of an update: an object that replaces one already
@@ -195,6 +197,29 @@ func (w *walker) twinHeld(plan *typePlan, a, b addr, at position, depth, fr int)
 	if c := w.pop(fh); c != nil {
 		reflect.NewAt(plan.t, w.at(fr, a)).Elem().Set(reflect.NewAt(ea.Type(), c).Elem())
 	}
+}
+
+// dedupCopy returns the object the cache keeps for obj: obj with its parts
+// pointing at equal values of the objects already cached. obj itself is
+// never written (the walk copies the path to each replaced part): the
+// source (a fake clientset, a transform returning its input) may hand the
+// same object to others, who may be reading it now. Values that are not
+// runtime.Objects are kept as they are, unshared.
+func dedupCopy(dd *deduper, obj interface{}) interface{} {
+	return dedupCopyLike(dd, obj, nil)
+}
+
+// dedupCopyLike is dedupCopy for an object that replaces twin (nil: none)
+// in the cache.
+func dedupCopyLike(dd *deduper, obj, twin interface{}) interface{} {
+	ro, ok := obj.(apiruntime.Object)
+	if !ok || ro == nil {
+		return obj
+	}
+	if twin != nil {
+		return dd.dedupLike(ro, twin)
+	}
+	return dd.dedup(ro)
 }
 
 // What follows, the compactor, dedups the parts of updated objects after the fact.

@@ -83,7 +83,16 @@ func (p position) underKey(kh uint64, st *site) position {
 // unlooked is p with no site: the value itself is not looked up.
 func (p position) unlooked() position { return position{path: p.path} }
 
-var walkers = sync.Pool{New: func() any { return &walker{frames: make([]frame, 0, 16)} }}
+// walkers keeps walkers, with their frames, between walks.
+var walkers sync.Pool
+
+// pooledWalker returns a walker from walkers, or a new one.
+func pooledWalker() *walker {
+	if w, ok := walkers.Get().(*walker); ok {
+		return w
+	}
+	return &walker{frames: make([]frame, 0, 16)}
+}
 
 // push starts the frame of the memory at orig and returns its index.
 func (w *walker) push(orig addr, t reflect.Type, n int) int {
@@ -149,7 +158,7 @@ func (s *deduper) dedup(obj interface{}) interface{} {
 func (s *deduper) walkObject(obj interface{}, v reflect.Value, twin addr) interface{} {
 	t := v.Type().Elem()
 	plan := s.planOf(t)
-	w := walkers.Get().(*walker)
+	w := pooledWalker()
 	w.s = s
 	root := w.push(v.UnsafePointer(), t, -1)
 	at := position{path: pathRoot}

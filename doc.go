@@ -22,23 +22,25 @@
 //	stores        store.go (Store, Indexer, ReflectorStore, TransformFunc;
 //	              UndeltaStore, FakeCustomStore), store_relist.go (the
 //	              relist rule: what a Replace adds, updates, keeps and
-//	              reports deleted), thread_safe_store.go, dedup.go (the
-//	              table of equal values kept once, and the informer's
-//	              switch), dedup_plan.go (a walk plan per type),
-//	              dedup_compare.go (content hash and equality),
+//	              reports deleted), transaction.go (the changes of a
+//	              Transaction), thread_safe_store.go, dedup.go (the
+//	              table of equal values kept once, and a walk plan per
+//	              type), dedup_compare.go (content hash and equality),
 //	              dedup_walk.go (a new object), dedup_unsafe.go (every
 //	              unsafe operation of the walk), dedup_update.go (an update
 //	              beside the object it replaces, and the compactor of quiet
 //	              updates), dedup_guard.go (the background re-check of kept
-//	              values), expiration_cache.go, mutation_cache.go,
+//	              values), dedup_switch.go (the informer's switch and
+//	              transform), expiration_cache.go, mutation_cache.go,
 //	              mutation_detector.go, listers.go (ListAll*, label matching)
-//	queues        queue.go (what every queue shares: ring, lifecycle,
-//	              staging, list preparation), fifo.go, delta_fifo.go
-//	              (DeltaType, Delta, Deltas and DeltaFIFO), real_fifo.go,
-//	              heap.go
+//	queues        deltas.go (DeltaType, Delta, Deltas: the change records),
+//	              fifo.go (Queue, what every queue shares: ring, lifecycle,
+//	              staging, list preparation; and FIFO), delta_fifo.go,
+//	              real_fifo.go, heap.go
 //	reflector     listwatch.go, getter.go, reflector.go (the type, its
-//	              options and state), relist_reuse.go,
-//	              consistency_detector.go, reflector_watch.go, pager.go,
+//	              options and state), reflector_list.go (paginated and
+//	              streaming lists, and the intake that reuses cached
+//	              objects), consistency_detector.go, reflector_watch.go,
 //	              reflector_run.go (the state machine that drives the
 //	              steps), shard_range.go (a parsed selector and its
 //	              hash), shard_selector.go (the parser), shard_wire.go
@@ -47,8 +49,8 @@
 //	              shard_listwatch.go (the sharded ListerWatcher and its
 //	              moves)
 //	controller    shard_moved.go (a shard move told from a deletion),
-//	              event_handlers.go (the handler interfaces), controller.go
-//	              (the controller and the notifications it hands up)
+//	              event_handlers.go (the handler interfaces and the
+//	              notifications handed to them), controller.go
 //	processor     listener_backlog.go (a listener's pending notifications,
 //	              their merging and the stall rule), processor.go
 //	informer      shared_informer.go (with the typed informer)
@@ -178,7 +180,7 @@
 // While a list arrives (the pages of a LIST, or the initial events of a
 // streaming list), the reflector hands each object to its queue, which
 // transforms it and looks up the object the informer caches under the same
-// key (relist_reuse.go hands the objects over, store_relist.go's
+// key (reflector_list.go hands the objects over, store_relist.go's
 // reuseCached compares them). When both have the same UID and the same
 // non-empty resourceVersion, the cached object is kept and the freshly
 // decoded copy is dropped at once: a relist holds a second copy only of

@@ -12,7 +12,7 @@ import (
 // This file runs a Reflector: the state machine that goes from listing (or
 // a streaming list) to watching, backs off after failures and starts each
 // cycle over. It stands above the steps it drives: stepList and
-// stepWatchList (pager.go) and stepWatch (reflector_watch.go).
+// stepWatchList (reflector_list.go) and stepWatch (reflector_watch.go).
 
 // Run lists and watches until stopCh is closed, backing off after each cycle
 // that ends. Prefer RunWithContext.
