@@ -17,8 +17,8 @@
 //	              sync_wait.go (DoneChecker, WaitFor*), synctrack.go
 //	              (per-handler sync)
 //	keys, index   keys.go (keys, tombstones, KeyGetter and KeyLister),
-//	              index.go (index functions and the values they give),
-//	              index_set.go (the index engine and the slot table)
+//	              index.go (index functions, the values they give, the
+//	              index engine and the slot table)
 //	stores        store.go (Store, Indexer, ReflectorStore, TransformFunc;
 //	              UndeltaStore, FakeCustomStore), store_relist.go (the
 //	              relist rule: what a Replace adds, updates, keeps and
@@ -132,7 +132,7 @@
 //   - Objects and their keys sit in two dense parallel arrays; a map turns
 //     a key into a slot number. List and ListKeys copy an array in one go;
 //     removing an object moves the last slot into its place.
-//   - Each index (index_set.go) files slot numbers, not keys, in buckets by
+//   - Each index (index.go's indexSet) files slot numbers, not keys, in buckets by
 //     value, and records per slot where it is filed. ByIndex and Index copy
 //     objects straight out of the slot array, with no map lookup per
 //     object, so readers hold the read lock only for that copy.
