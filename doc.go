@@ -42,11 +42,10 @@
 //	              streaming lists, and the intake that reuses cached
 //	              objects), consistency_detector.go, reflector_watch.go,
 //	              reflector_run.go (the state machine that drives the
-//	              steps), shard_range.go (a parsed selector and its
-//	              hash), shard_selector.go (the parser), shard_wire.go
-//	              (the API fields, found by name), shard_spec.go (one
-//	              selector), shard_mode.go (who filters), shard_watch.go,
-//	              shard_listwatch.go (the sharded ListerWatcher and its
+//	              steps), shard_selector.go (the parser, a parsed
+//	              selector, its ranges and hash, one selector held),
+//	              shard_listwatch.go (the sharded ListerWatcher: the API
+//	              fields found by name, who filters, its watches and its
 //	              moves)
 //	controller    shard_moved.go (a shard move told from a deletion),
 //	              event_handlers.go (the handler interfaces and the

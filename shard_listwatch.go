@@ -2,11 +2,14 @@ package cache
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"sync/atomic"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
@@ -346,4 +349,298 @@ func (s *ShardedListerWatcher) untrack(w *shardWatch) {
 	s.moveMu.Lock()
 	defer s.moveMu.Unlock()
 	delete(s.watches, w)
+}
+
+// shardWatchOwner is what a shardWatch asks of the ShardedListerWatcher
+// that opened it.
+type shardWatchOwner interface {
+	// inShard reports whether obj belongs to the shard held now.
+	inShard(obj runtime.Object) bool
+	// setMode records who filters, with the reason.
+	setMode(logger klog.Logger, m ShardMode, why string)
+	// markListed records that spec's shard was listed whole.
+	markListed(spec *shardSpec)
+	// untrack forgets the watch once it ended.
+	untrack(w *shardWatch)
+}
+
+// shardWatch passes on the events of a watch except those of objects
+// outside the shard. A move to another shard (SetShard) ends it with an
+// expired-resource-version error, so that its Reflector lists again.
+type shardWatch struct {
+	inner  watch.Interface
+	shard  shardWatchOwner
+	logger klog.Logger
+	out    chan watch.Event
+	// spec is the shard the watch was opened for; streaming says it is a
+	// streaming list, whose end of initial events completes a list.
+	spec      *shardSpec
+	streaming bool
+	// stopped is closed by Stop, moved by a move to another shard; each
+	// Once guards its close.
+	stopped   chan struct{}
+	stopOnce  sync.Once
+	moved     chan struct{}
+	movedOnce sync.Once
+}
+
+// newShardWatch wraps w; run passes its events on.
+func newShardWatch(logger klog.Logger, w watch.Interface, s shardWatchOwner, spec *shardSpec, streaming bool) *shardWatch {
+	return &shardWatch{
+		inner: w, shard: s, logger: logger, out: make(chan watch.Event),
+		spec: spec, streaming: streaming,
+		stopped: make(chan struct{}), moved: make(chan struct{}),
+	}
+}
+
+// ResultChan returns the events in the shard; it is closed after the
+// wrapped watch ends or Stop is called.
+func (w *shardWatch) ResultChan() <-chan watch.Event { return w.out }
+
+// Stop stops the wrapped watch and the goroutine passing its events on.
+func (w *shardWatch) Stop() {
+	w.stopOnce.Do(func() { close(w.stopped) })
+	w.inner.Stop()
+}
+
+// expire ends the watch after a move: the reader gets an expired error.
+func (w *shardWatch) expire() { w.movedOnce.Do(func() { close(w.moved) }) }
+
+// run forwards events until the wrapped watch ends, Stop is called or the
+// shard moves.
+func (w *shardWatch) run() {
+	defer w.shard.untrack(w)
+	defer close(w.out)
+	in := w.inner.ResultChan()
+	for {
+		select {
+		case <-w.stopped:
+			return
+		case <-w.moved:
+			w.endMoved()
+			return
+		case ev, ok := <-in:
+			if !ok {
+				return
+			}
+			if !w.keep(ev) {
+				continue
+			}
+			select {
+			case w.out <- ev:
+			case <-w.stopped:
+				return
+			case <-w.moved:
+				w.endMoved()
+				return
+			}
+		}
+	}
+}
+
+// endMoved stops the wrapped watch and tells the reader, unless it stops
+// reading first, that its resource version is gone.
+func (w *shardWatch) endMoved() {
+	w.inner.Stop()
+	status := errShardMoved("the shard selector changed").(apierrors.APIStatus).Status()
+	select {
+	case w.out <- watch.Event{Type: watch.Error, Object: &status}:
+	case <-w.stopped:
+	}
+}
+
+// keep reports whether ev is passed on: anything but an object change, or
+// a change of an object in the shard held now. The bookmark that ends a
+// streaming list's initial events also completes a list.
+func (w *shardWatch) keep(ev watch.Event) bool {
+	switch ev.Type {
+	case watch.Added, watch.Modified, watch.Deleted:
+	case watch.Bookmark:
+		if w.streaming && endsInitialEvents(ev.Object) {
+			w.shard.markListed(w.spec)
+		}
+		return true
+	default:
+		return true
+	}
+	if ev.Object == nil || w.shard.inShard(ev.Object) {
+		return true
+	}
+	w.shard.setMode(w.logger, ShardModeClient, "a watch event for an object outside the shard")
+	return false
+}
+
+// This file says who keeps a sharded ListerWatcher's results inside its
+// shard, the server or the client, and reports it in logs and gauges.
+
+// ShardMode says who keeps a ShardedListerWatcher's results inside its
+// shard.
+type ShardMode int32
+
+const (
+	// ShardModeUnknown: no list response has been seen yet (and no watch
+	// event outside the shard), or the probe before a streaming list failed.
+	ShardModeUnknown ShardMode = iota
+	// ShardModeServer: the API server filters. The last list response
+	// echoed the selector in ListMeta.ShardInfo, so objects outside the
+	// shard are neither sent nor decoded.
+	ShardModeServer
+	// ShardModeClient: the API server ignored the selector (its
+	// ShardedListAndWatch feature is off, or it predates the feature), or
+	// the selector could not be sent (this build's apimachinery predates
+	// v0.36's ListOptions.ShardSelector), so the ShardedListerWatcher drops
+	// what lies outside the shard after decoding it.
+	ShardModeClient
+)
+
+// String returns "unknown", "server" or "client".
+func (m ShardMode) String() string {
+	switch m {
+	case ShardModeServer:
+		return "server"
+	case ShardModeClient:
+		return "client"
+	}
+	return "unknown"
+}
+
+// ShardModeMetricsProvider is implemented by a MetricsProvider (see
+// SetReflectorMetricsProvider) that also wants the shard mode of sharded
+// reflectors. Each Reflector built on a ShardedListerWatcher asks it for
+// one gauge, labelled with the reflector's name like the other reflector
+// metrics, and keeps it at the ShardMode's numeric value: 0 unknown,
+// 1 server, 2 client.
+type ShardModeMetricsProvider interface {
+	NewShardModeMetric(name string) GaugeMetric
+}
+
+// shardModeReporter is implemented by ShardedListerWatcher, for Reflectors
+// to find it among their ListerWatchers.
+type shardModeReporter interface {
+	reportModeTo(name string, p MetricsProvider)
+}
+
+// shardModeState is the current ShardMode of a ShardedListerWatcher and
+// the gauges that show it.
+type shardModeState struct {
+	// mode is the current ShardMode; it changes only under reportMu.
+	mode atomic.Int32
+
+	// reportMu serialises mode changes with their log line and gauge
+	// updates, and guards gauges. The gauges' Set (user code) runs under
+	// it; no other path of this package takes reportMu.
+	reportMu sync.Mutex
+	gauges   []GaugeMetric
+}
+
+func (st *shardModeState) get() ShardMode { return ShardMode(st.mode.Load()) }
+
+// set records mode m, logging why (with the selector) and updating the
+// gauges when it differs from the current one.
+func (st *shardModeState) set(logger klog.Logger, m ShardMode, why, selector string) {
+	if st.get() == m {
+		return
+	}
+	st.reportMu.Lock()
+	defer st.reportMu.Unlock()
+	if ShardMode(st.mode.Swap(int32(m))) == m {
+		return
+	}
+	if m == ShardModeServer {
+		logger.V(1).Info("The API server filters by the shard selector", "selector", selector, "reason", why)
+	} else {
+		logger.V(1).Info("The API server ignores the shard selector; filtering on the client", "selector", selector, "reason", why)
+	}
+	for _, g := range st.gauges {
+		g.Set(float64(m))
+	}
+}
+
+// addGauge keeps g at the mode from now on.
+func (st *shardModeState) addGauge(g GaugeMetric) {
+	st.reportMu.Lock()
+	defer st.reportMu.Unlock()
+	st.gauges = append(st.gauges, g)
+	g.Set(float64(st.get()))
+}
+
+// This file reaches the two API fields of the ShardedListAndWatch feature,
+// ListOptions.ShardSelector and ListMeta.ShardInfo, which exist only in
+// apimachinery v0.36 and later. The rest of the package is built against
+// the oldest apimachinery this module supports, so it finds the fields by
+// name, once, and works without them: then no selector is sent, no list
+// says it was applied, and a ShardedListerWatcher filters on the client, as
+// it does when the server lacks the feature.
+
+// listOptionsShardSelector is the index of ListOptions.ShardSelector, or
+// nil when this build's apimachinery has no such string field.
+var listOptionsShardSelector = stringFieldIndex(reflect.TypeFor[metav1.ListOptions](), "ShardSelector")
+
+// stringFieldIndex returns the index of the string field name of struct
+// type t, or nil when t has none.
+func stringFieldIndex(t reflect.Type, name string) []int {
+	f, ok := t.FieldByName(name)
+	if !ok || f.Type.Kind() != reflect.String {
+		return nil
+	}
+	return f.Index
+}
+
+// canSendShardSelector reports whether this build's apimachinery has
+// ListOptions.ShardSelector, so that a selector can reach the server.
+func canSendShardSelector() bool { return listOptionsShardSelector != nil }
+
+// setShardSelector sets options.ShardSelector to selector and reports
+// whether it could: false when this build's apimachinery lacks the field.
+func setShardSelector(options *metav1.ListOptions, selector string) bool {
+	if !canSendShardSelector() {
+		return false
+	}
+	reflect.ValueOf(options).Elem().FieldByIndex(listOptionsShardSelector).SetString(selector)
+	return true
+}
+
+// shardSelectorOf returns options.ShardSelector, or "" when this build's
+// apimachinery lacks the field.
+func shardSelectorOf(options metav1.ListOptions) string {
+	if !canSendShardSelector() {
+		return ""
+	}
+	return reflect.ValueOf(options).FieldByIndex(listOptionsShardSelector).String()
+}
+
+// shardInfoOf returns the selector a list response says was applied
+// (ListMeta.ShardInfo.Selector), and whether it says so at all.
+func shardInfoOf(list runtime.Object) (string, bool) {
+	if u, ok := list.(*unstructured.UnstructuredList); ok {
+		sel, found, err := unstructured.NestedString(u.Object, "metadata", "shardInfo", "selector")
+		return sel, found && err == nil
+	}
+	if sel, ok := echoedShardSelector(list); ok {
+		return sel, true
+	}
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		return "", false
+	}
+	return echoedShardSelector(lm)
+}
+
+// echoedShardSelector calls x's GetShardInfo, the accessor apimachinery
+// v0.36 gives ListMeta, and returns the Selector of the ShardInfo it
+// returns. It reports false when x has no such method or it returns nil.
+func echoedShardSelector(x any) (string, bool) {
+	get := reflect.ValueOf(x).MethodByName("GetShardInfo")
+	if !get.IsValid() || get.Type().NumIn() != 0 || get.Type().NumOut() != 1 {
+		return "", false
+	}
+	info := get.Call(nil)[0]
+	if info.Kind() != reflect.Pointer || info.IsNil() || info.Elem().Kind() != reflect.Struct {
+		return "", false
+	}
+	sel := info.Elem().FieldByName("Selector")
+	if sel.Kind() != reflect.String {
+		return "", false
+	}
+	return sel.String(), true
 }

@@ -69,3 +69,39 @@ func (k *shardMoveSink) replaced() { k.handledGen = k.shard.listedGen.Load() }
 type replaceObserver interface {
 	replaced()
 }
+
+// MovedOutOfShard is what a sharded informer's delete handlers get, instead
+// of a DeletedFinalStateUnknown, for an object that left the informer's
+// shard when its ShardedListerWatcher moved (SetShard): the object was not
+// deleted, another replica holds it now. Key is the object's store key and
+// Obj the last state this informer knew.
+//
+// It is deliberately not a DeletedFinalStateUnknown: code that handles
+// deletions (and DeletionHandlingMetaNamespaceKeyFunc) does not take it for
+// one. Typed handlers get it as a DeletedObject whose FinalStateUnknown.Obj
+// is the MovedOutOfShard; IsMovedOutOfShard recognises both forms.
+type MovedOutOfShard struct {
+	Key string
+	Obj interface{}
+}
+
+// IsMovedOutOfShard reports whether obj, as given to a delete handler,
+// says the object moved to another shard rather than being deleted: a
+// MovedOutOfShard, or a DeletedFinalStateUnknown (or a pointer to one, as
+// in a typed DeletedObject's FinalStateUnknown) that carries one.
+func IsMovedOutOfShard(obj interface{}) bool {
+	switch o := obj.(type) {
+	case MovedOutOfShard, *MovedOutOfShard:
+		return true
+	case DeletedFinalStateUnknown:
+		_, moved := o.Obj.(MovedOutOfShard)
+		return moved
+	case *DeletedFinalStateUnknown:
+		if o == nil {
+			return false
+		}
+		_, moved := o.Obj.(MovedOutOfShard)
+		return moved
+	}
+	return false
+}
