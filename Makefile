@@ -2,7 +2,7 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: minors-test clientgo-minors-test bench-guard test lint overlay overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench
+.PHONY: minors-test clientgo-minors-test bench-guard test lint overlay overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors
 
 test: fmt-check vet lint unit minors-test bench-smoke compat clientgo-test clientgo-minors-test membership-test examples-test bench-smoke-compare overlay-test integration ecosystem-smoke bench-e2e-quick
 
@@ -103,6 +103,14 @@ integration:
 # (default 10000).
 integration-shard-bench:
 	KCACHE_SHARD_PODS=$${KCACHE_SHARD_PODS:-10000} INTEGRATION_PHASES=shard-bench GO=$(GO) integration/run.sh
+
+# integration-adoption-minors (opt-in, not in make test): integration/
+# adoption's controllers, stock and on the kcache overlay, moved to client-go
+# v0.35.10 with controller-runtime v0.23.3 and v0.36.6 with v0.24.1 (make
+# integration's phase 3 runs v0.37.2 with v0.25.2); ADOPTION_MINORS picks
+# pairs, e.g. ADOPTION_MINORS=v0.36.6/v0.24.1.
+integration-adoption-minors:
+	INTEGRATION_PHASES=6 GO=$(GO) integration/run.sh
 
 # ecosystem runs controller-runtime v0.25.2's whole pkg/cache suite (its
 # own Ginkgo specs, envtest on an existing cluster) against kas three ways:

@@ -22,13 +22,24 @@
 # gate, BenchmarkShardedReplicas (per-replica heap, CPU and bytes for 1, 2
 # and 4 replicas), without -race.
 #
+# Opt-in phase 6, adoption-minors (INTEGRATION_PHASES=6, make
+# integration-adoption-minors): phase 3 on the older supported minors. For
+# each client-go/controller-runtime pair in ADOPTION_MINORS (default
+# "v0.35.10/v0.23.3 v0.36.6/v0.24.1"; phase 3 is v0.37.2/v0.25.2) it copies
+# adoption/ to a scratch directory, `go get`s client-go, api and
+# apimachinery at the one and controller-runtime at the other, tidies,
+# checks nothing raised them, writes that client-go's overlay (make overlay
+# VERSION=) and its modfile, vets both builds; then one API server runs
+# every pair's tests, stock and overlay, with -race. The scratch directory
+# is removed when all passed (kept, and named, otherwise).
+#
 # Each phase builds the launcher if needed (never with -race), starts it,
 # runs `go test -race`, and stops it; the server is stopped whatever happens
 # (trap). A server that does not start ends the run with one message saying
 # so and where the details are. Exit status: 0 if every phase passed.
 #
 # Environment: GO (default go), INTEGRATION_RUN (a -run regexp to narrow
-# phase 1), INTEGRATION_PHASES (default "1 2 3 4 5"), KCACHE_SHARD_PODS (pods
+# phase 1), INTEGRATION_PHASES (default "1 2 3 4 5"), ADOPTION_MINORS, KCACHE_SHARD_PODS (pods
 # the sharding test and benchmark create; default here 3000, which keeps
 # the two sharding runs near two minutes on two cores; the issue's proof
 # uses 10000, the test's own default).
@@ -119,6 +130,81 @@ adoption_phase() {
   return "$rc"
 }
 
+# adoption_prepare CLIENT_GO CONTROLLER_RUNTIME DIR: DIR/adoption, a copy of
+# adoption/ moved to those releases, DIR/client-go, the overlay of that
+# client-go, and DIR/overlay.mod, the copy's go.mod plus its replace; both
+# builds vetted. Output goes to the caller.
+adoption_prepare() {
+  local cg=$1 cr=$2 dir=$3 mod got
+  mkdir -p "$dir/adoption" &&
+    (cd "$HERE/adoption" && tar -cf - --exclude='./.?*' .) | tar -xf - -C "$dir/adoption" &&
+    cd "$dir/adoption" || return 1
+  "$GO" get "k8s.io/client-go@$cg" "k8s.io/api@$cg" "k8s.io/apimachinery@$cg" \
+    "sigs.k8s.io/controller-runtime@$cr" && "$GO" mod tidy || return 1
+  for mod in k8s.io/client-go@$cg k8s.io/api@$cg k8s.io/apimachinery@$cg sigs.k8s.io/controller-runtime@$cr; do
+    got=$("$GO" list -m -f '{{.Version}}' "${mod%@*}") || return 1
+    [[ $got == "${mod#*@}" ]] || { echo "adoption-minors: ${mod%@*} is $got after go get ${mod#*@} and tidy"; return 1; }
+  done
+  make -s -C "$ROOT" overlay DIR="$dir/client-go" VERSION="$cg" OVERLAY_FLAGS=-force || return 1
+  cp go.mod "$dir/overlay.mod" && cp go.sum "$dir/overlay.sum" &&
+    "$GO" mod edit -modfile="$dir/overlay.mod" -replace=k8s.io/client-go="$dir/client-go" || return 1
+  "$GO" vet ./... && GOFLAGS="-mod=mod -trimpath" "$GO" vet -modfile="$dir/overlay.mod" ./...
+}
+
+# adoption_minors_phase runs adoption/'s tests, stock and overlay, on each
+# pair of ADOPTION_MINORS (see the top of this file).
+adoption_minors_phase() {
+  local began=$SECONDS pair cg cr rc=0 ready=() scratch
+  scratch=$(mktemp -d "${TMPDIR:-/tmp}/kcache-adoption-minors.XXXXXX") || return 1
+  for pair in ${ADOPTION_MINORS:-v0.35.10/v0.23.3 v0.36.6/v0.24.1}; do
+    cg=${pair%/*} cr=${pair#*/}
+    local log=$LOGS/adoption-minors-prepare-$cg.log t=$SECONDS
+    if (adoption_prepare "$cg" "$cr" "$scratch/$cg") >"$log" 2>&1; then
+      say "phase adoption-minors: client-go $cg, controller-runtime $cr: prepared in $((SECONDS - t)) s"
+      ready+=("$pair")
+    else
+      say "phase adoption-minors: client-go $cg, controller-runtime $cr: FAILED to prepare, see $log:"
+      tail -n 20 "$log" >&2
+      rc=1
+    fi
+  done
+  if ((${#ready[@]})); then
+    local startlog=$LOGS/kas-start-adoption-minors.log
+    if ! "$KAS" start >/dev/null 2>"$startlog"; then
+      say "FAILED: the test API server did not start (phase adoption-minors), see $startlog"
+      server_failed=1
+      return 1
+    fi
+    say "phase adoption-minors: API server ready in $((SECONDS - began)) s; running tests"
+  fi
+  local variant
+  for pair in "${ready[@]}"; do
+    cg=${pair%/*} cr=${pair#*/}
+    for variant in stock overlay; do
+      local modfile=() out=$LOGS/adoption-$cg-$variant.log t=$SECONDS
+      [[ $variant == overlay ]] && modfile=(-modfile="$scratch/$cg/overlay.mod")
+      (
+        # shellcheck disable=SC1091
+        . "$ROOT/kas/.cache/run/env"
+        # Not -trimpath: see adoption_phase.
+        cd "$scratch/$cg/adoption" && KCACHE_ADOPTION_CLIENT_GO=$variant \
+          KCACHE_ADOPTION_CLIENT_GO_VERSION=$cg GOFLAGS=-mod=mod \
+          "$GO" test "${modfile[@]}" -race -count=1 -v -timeout 15m . 2>&1 | tee "$out"
+        exit "${PIPESTATUS[0]}"
+      ) >/dev/null || rc=$?
+      say "phase adoption-minors ($variant client-go $cg, controller-runtime $cr, $((SECONDS - t)) s): $(grep -E '^(ok|FAIL|---)' "$out" | tr '\n' ' ')"
+    done
+  done
+  ((${#ready[@]})) && stop_server
+  if ((rc == 0)); then
+    rm -rf "$scratch"
+  else
+    say "phase adoption-minors: scratch copies kept in $scratch"
+  fi
+  say "phase adoption-minors: $( ((rc == 0)) && echo passed || echo "FAILED (exit $rc)") in $((SECONDS - began)) s; logs: $LOGS/adoption-v0.*.log"
+  return "$rc"
+}
+
 mkdir -p "$LOGS"
 rm -f "$LOGS"/*.log
 (cd "$HERE" && "$GO" vet ./...) || exit 1
@@ -133,6 +219,7 @@ for p in $PHASES; do
     3) adoption_phase ;;
     4) phase sharded "$SHARD_GATE" '^(TestShardedReplicas|TestShardRebalance|TestShardBadInput)$' ;;
     5) phase guard "" '^TestSharingGuardRepairsAHandlersWrite$' -p=1 ;;
+    6) adoption_minors_phase ;;
     shard-bench) phase shard-bench "$SHARD_GATE" '^$' -bench '^BenchmarkShardedReplicas$' -benchtime 1x ;;
     *) say "unknown phase $p"; false ;;
   esac

@@ -27,6 +27,11 @@ import (
 // ../run.sh builds it: "stock" or "overlay".
 const variantEnv = "KCACHE_ADOPTION_CLIENT_GO"
 
+// versionEnv names the client-go release the stock build must run from;
+// unset, the one go.mod requires. run.sh's adoption-minors phase sets it
+// for the copies it moves to older minors.
+const versionEnv = "KCACHE_ADOPTION_CLIENT_GO_VERSION"
+
 // overlayMarker is the file kcache-overlay writes at the root of an overlay.
 const overlayMarker = ".kcache-overlay.json"
 
@@ -200,8 +205,8 @@ func sourceOf(v reflect.Value, depth int) string {
 // was meant to be built with. Test binaries carry no module list in their
 // build info, so the proof is where the informer's code was compiled from:
 // on "overlay", a tools/cache directory whose module root holds the marker
-// kcache-overlay writes; on "stock", client-go v0.37.2's directory in the
-// module cache, with no marker.
+// kcache-overlay writes; on "stock", the directory in the module cache of
+// client-go v0.37.2 (or of the release versionEnv names), with no marker.
 func checkImplementation(t *testing.T, informer any) {
 	t.Helper()
 	file := codeFile(t, informer)
@@ -220,8 +225,12 @@ func checkImplementation(t *testing.T, informer any) {
 		if markerErr == nil {
 			t.Fatalf("%T is compiled from the kcache overlay at %s in the stock build", informer, root)
 		}
-		if !strings.HasSuffix(filepath.ToSlash(root), "/k8s.io/client-go@v0.37.2") {
-			t.Fatalf("%T is compiled from %s, want client-go v0.37.2's module", informer, file)
+		want := os.Getenv(versionEnv)
+		if want == "" {
+			want = "v0.37.2"
+		}
+		if !strings.HasSuffix(filepath.ToSlash(root), "/k8s.io/client-go@"+want) {
+			t.Fatalf("%T is compiled from %s, want client-go %s's module", informer, file, want)
 		}
 	default:
 		t.Fatalf("%s=%q: want stock or overlay (set by integration/run.sh)", variantEnv, v)
