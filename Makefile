@@ -112,22 +112,24 @@ integration-shard-bench:
 integration-adoption-minors:
 	INTEGRATION_PHASES=6 GO=$(GO) integration/run.sh
 
-# ecosystem runs controller-runtime v0.25.2's whole pkg/cache suite (its
-# own Ginkgo specs, envtest on an existing cluster) against kas three ways:
-# stock client-go, client-go replaced by the kcache overlay, and stock
-# client-go with clientgo.NewSharedIndexInformer as the cache's informer
-# constructor; it fails unless all pass the same specs. See ecosystem/run.sh.
-# CR_VERSION=v0.23.3 (client-go v0.35) or v0.24.1 (v0.36) runs that
-# release's suite instead, on its client-go minor (the overlay variant on an
-# overlay of that client-go).
+# ecosystem runs controller-runtime's whole pkg/cache suite (its own Ginkgo
+# specs, envtest on an existing cluster) against kas three ways: stock
+# client-go, client-go replaced by the kcache overlay of the same release,
+# and stock client-go with clientgo.NewSharedIndexInformer as the cache's
+# informer constructor; it fails unless all pass the same specs. See
+# ecosystem/run.sh. It runs the whole matrix, one release per supported
+# client-go minor: v0.23.3 (client-go v0.35.10), v0.24.1 (v0.36.6) and
+# v0.25.2 (v0.37.2); CR_VERSION=v0.24.1 runs one.
+ECOSYSTEM_CR_VERSIONS ?= v0.23.3 v0.24.1 v0.25.2
 ecosystem:
 	cd ecosystem && $(GO) vet ./... && $(GO) test -race -count=1 ./...
-	GO=$(GO) ecosystem/run.sh whole $(CR_VERSION)
+	for v in $(or $(CR_VERSION),$(ECOSYSTEM_CR_VERSIONS)); do GO=$(GO) ecosystem/run.sh whole $$v || exit 1; done
 
-# ecosystem-smoke is the same on a named subset of the suite (make test).
+# ecosystem-smoke is the same on a named subset of the suite (make test),
+# for every supported minor.
 ecosystem-smoke:
 	cd ecosystem && $(GO) vet ./... && $(GO) test -race -count=1 ./...
-	GO=$(GO) ecosystem/run.sh smoke $(CR_VERSION)
+	for v in $(or $(CR_VERSION),$(ECOSYSTEM_CR_VERSIONS)); do GO=$(GO) ecosystem/run.sh smoke $$v || exit 1; done
 
 # bench-compare runs the same workloads against client-go v0.37.2 and
 # kcache, alternating rounds in one process, and prints a markdown table of
