@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -227,16 +226,7 @@ func compactTestInformer(t *testing.T, src *fcache.FakeControllerSource, updates
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		inf.RunWithContext(ctx)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	if !WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		t.Fatal("no sync")
-	}
+	runInformer(t, inf)
 	return inf
 }
 
@@ -543,16 +533,7 @@ func TestDedupCompactor_NoneWithoutSharing(t *testing.T) {
 	if err := SetValueSharing(inf, false); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		inf.RunWithContext(ctx)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	if !WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		t.Fatal("no sync")
-	}
+	runInformer(t, inf)
 	select {
 	case <-made:
 		t.Fatal("a compactor was made for an informer without sharing")
