@@ -406,8 +406,13 @@ func TestDedupCopy_SameInputsConcurrently(t *testing.T) {
 			t.Errorf("input %d was modified", i)
 		}
 	}
-	if !sameMap(outs[0][0].Labels, outs[1][5].Labels) {
-		t.Error("equal labels of the two informers' objects are not one")
+	// The first objects of a group may each keep their own copy (both
+	// informers missed and inserted at once, and the second insert lost);
+	// from the group's second object on, both find the one in the table.
+	for i := 5; i < n; i++ {
+		if !sameMap(outs[0][i].Labels, outs[1][i].Labels) {
+			t.Errorf("equal labels of the two informers' objects %d are not one", i)
+		}
 	}
 }
 
