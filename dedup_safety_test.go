@@ -455,17 +455,6 @@ func settledHeap() uint64 {
 	return ms.HeapAlloc
 }
 
-func (s *deduper) entries() int {
-	n := 0
-	for i := range s.stripes {
-		st := &s.stripes[i]
-		st.mu.Lock()
-		n += len(st.table)
-		st.mu.Unlock()
-	}
-	return n
-}
-
 // tinyLeft is how many entries may outlive the objects: a short string
 // shares its 16-byte block with other small allocations, and lives (and
 // stays shareable) while any of them does.
@@ -505,7 +494,7 @@ func TestDedup_MemoryReturned(t *testing.T) {
 		// The cleanups run on their own goroutine, one at a time: wait
 		// for them (a slow machine, -race) before measuring.
 		deadline := time.Now().Add(10 * time.Second)
-		for dd != nil && dd.entries() > tinyLeft && time.Now().Before(deadline) {
+		for dd != nil && tableSize(dd) > tinyLeft && time.Now().Before(deadline) {
 			settledHeap()
 		}
 		after := settledHeap()
@@ -518,7 +507,7 @@ func TestDedup_MemoryReturned(t *testing.T) {
 	off := run(nil)
 	s := eagerDeduper()
 	on := run(s)
-	if left := s.entries(); left > tinyLeft {
+	if left := tableSize(s); left > tinyLeft {
 		t.Errorf("%d table entries left after every object went", left)
 	}
 	t.Logf("live heap over baseline: %d B with sharing, %d B without", on, off)

@@ -656,6 +656,21 @@ func replayState(t *testing.T, state map[string]string, n notification) {
 	}
 }
 
+// popAndReplay replays the backlog's next entry (one notification, or
+// two a merge left) onto handler's state; false when the backlog is empty.
+func popAndReplay(t *testing.T, b *backlog, handler map[string]string) bool {
+	t.Helper()
+	first, second, ok := b.pop()
+	if !ok {
+		return false
+	}
+	replayState(t, handler, first)
+	if second != nil {
+		replayState(t, handler, *second)
+	}
+	return true
+}
+
 // TestBacklog_MergedStreamReachesTheSameState feeds random event streams
 // with partial drains and checks that a handler replaying what it is given
 // ends where the unmerged stream ends, while the backlog never holds more
@@ -687,26 +702,10 @@ func TestBacklog_MergedStreamReachesTheSameState(t *testing.T) {
 			if b.len() > maxLen {
 				maxLen = b.len()
 			}
-			for k := r.Intn(3); k > 0; k-- {
-				first, second, ok := b.pop()
-				if !ok {
-					break
-				}
-				replayState(t, handler, first)
-				if second != nil {
-					replayState(t, handler, *second)
-				}
+			for k := r.Intn(3); k > 0 && popAndReplay(t, b, handler); k-- {
 			}
 		}
-		for {
-			first, second, ok := b.pop()
-			if !ok {
-				break
-			}
-			replayState(t, handler, first)
-			if second != nil {
-				replayState(t, handler, *second)
-			}
+		for popAndReplay(t, b, handler) {
 		}
 		if diff := cmp.Diff(truth, handler); diff != "" {
 			t.Fatalf("run %d (limit %d): handler state (-truth +handler):\n%s", run, limit, diff)
