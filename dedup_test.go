@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 )
 
@@ -48,6 +49,21 @@ func dedupPod(rs, i int) *v1.Pod {
 // dedupObj shares obj's parts through s and returns the object to keep.
 func dedupObj[T any](s *deduper, obj T) T { return s.dedup(obj).(T) }
 
+// dedupPair runs inA and inB through s, in that order, and fails the test
+// unless both results equal their inputs and neither input was written.
+func dedupPair[T interface{ DeepCopyObject() runtime.Object }](t *testing.T, s *deduper, inA, inB T) (a, b T) {
+	t.Helper()
+	wantA, wantB := inA.DeepCopyObject(), inB.DeepCopyObject()
+	a, b = dedupObj(s, inA), dedupObj(s, inB)
+	if !reflect.DeepEqual(a, wantA) || !reflect.DeepEqual(b, wantB) {
+		t.Fatal("sharing changed an object's content")
+	}
+	if !reflect.DeepEqual(inA, wantA) || !reflect.DeepEqual(inB, wantB) {
+		t.Fatal("sharing wrote into its input")
+	}
+	return a, b
+}
+
 func sameSlice[T any](a, b []T) bool {
 	return len(a) > 0 && len(b) > 0 && unsafe.SliceData(a) == unsafe.SliceData(b)
 }
@@ -81,15 +97,7 @@ func TestDeduper_SharesEqualPartsOnly(t *testing.T) {
 		}, false},
 	}
 	s := eagerDeduper()
-	inA, inB := dedupPod(1, 1), dedupPod(1, 2)
-	wantA, wantB := inA.DeepCopy(), inB.DeepCopy()
-	a, b := dedupObj(s, inA), dedupObj(s, inB)
-	if !reflect.DeepEqual(a, wantA) || !reflect.DeepEqual(b, wantB) {
-		t.Fatal("sharing changed an object's content")
-	}
-	if !reflect.DeepEqual(inA, wantA) || !reflect.DeepEqual(inB, wantB) {
-		t.Fatal("sharing wrote into its input")
-	}
+	a, b := dedupPair(t, s, dedupPod(1, 1), dedupPod(1, 2))
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := tt.shared(a, b); got != tt.want {
@@ -155,15 +163,7 @@ func TestDeduper_Unstructured(t *testing.T) {
 		}}
 	}
 	s := eagerDeduper()
-	inA, inB := obj("a"), obj("b")
-	wantA, wantB := inA.DeepCopy(), inB.DeepCopy()
-	a, b := dedupObj(s, inA), dedupObj(s, inB)
-	if !reflect.DeepEqual(a, wantA) || !reflect.DeepEqual(b, wantB) {
-		t.Fatal("sharing changed an object's content")
-	}
-	if !reflect.DeepEqual(inA, wantA) || !reflect.DeepEqual(inB, wantB) {
-		t.Fatal("sharing wrote into its input")
-	}
+	a, b := dedupPair(t, s, obj("a"), obj("b"))
 	if !sameMap(a.Object["data"].(map[string]interface{}), b.Object["data"].(map[string]interface{})) {
 		t.Error("equal data maps are not shared")
 	}
