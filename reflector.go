@@ -65,17 +65,13 @@ var (
 // after a failure, stopped ends the run. The exported fields must be set
 // before Run and not changed while it runs.
 //
-// Where client-go's Reflector could spin or hang, this one does not, with
-// the same API:
-//   - waiting for a streaming list to complete is bounded (see
-//     defaultInitialEventsTimeout); it then falls back to a paginated list;
-//   - reopening a watch after an internal server error, and restarting a
-//     streaming list whose stream closed before completing, wait for the
-//     backoff instead of retrying at once;
-//   - a panic in the ListerWatcher, the store, ShouldResync or the watch
-//     error handler becomes an error of the cycle, not a crash;
-//   - a request that fails because the context ended is not reported to
-//     the watch error handler.
+// Its retry decisions are client-go v0.37.2's: which failure reopens the
+// watch at once, which backs off first, which falls back to a paginated list
+// and which ends the cycle, with the same log lines. Where client-go's
+// Reflector could hang, this one does not: waiting for a streaming list to
+// complete is bounded (see defaultInitialEventsTimeout), after which it
+// falls back to a paginated list. A request that fails because the context
+// ended is not reported to the watch error handler.
 type Reflector struct {
 	// WatchListPageSize is the page size of lists. Zero lets the Reflector
 	// choose: pages of 500 when listing from the watch cache ("0") or from
@@ -86,8 +82,9 @@ type Reflector struct {
 	// store's Resync; nil means always. It runs on a goroutine of its own.
 	ShouldResync func() bool
 	// MaxInternalErrorRetryDuration is how long a watch ending in internal
-	// server errors is reopened, after a backoff, before the Reflector relists
-	// instead. Zero relists at the first internal error.
+	// server errors is reopened at once, from the same resource version,
+	// before the Reflector relists instead. Zero relists at the first
+	// internal error.
 	MaxInternalErrorRetryDuration time.Duration
 
 	name            string

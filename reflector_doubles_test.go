@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -61,6 +62,9 @@ type rfStream struct {
 	ch       chan watch.Event
 	stopOnce sync.Once
 	stopped  chan struct{}
+	// onOpen, if set, runs once, when the reflector first reads the stream.
+	onOpen   func()
+	openOnce sync.Once
 }
 
 // newRFStream returns a stream holding events, closed after them if closed.
@@ -75,8 +79,30 @@ func newRFStream(closed bool, events ...watch.Event) *rfStream {
 	return s
 }
 
-func (s *rfStream) ResultChan() <-chan watch.Event { return s.ch }
-func (s *rfStream) Stop()                          { s.stopOnce.Do(func() { close(s.stopped) }) }
+// rfStreamFailingAfter is an open stream that sends err as an ERROR event
+// once d has passed since the reflector began reading it (in the test's
+// bubble, d of fake time).
+func rfStreamFailingAfter(d time.Duration, err apierrors.APIStatus) *rfStream {
+	s := newRFStream(false)
+	s.onOpen = func() {
+		go func() {
+			select {
+			case <-time.After(d):
+				s.send(rfStatusEvent(err))
+			case <-s.stopped:
+			}
+		}()
+	}
+	return s
+}
+
+func (s *rfStream) ResultChan() <-chan watch.Event {
+	if s.onOpen != nil {
+		s.openOnce.Do(s.onOpen)
+	}
+	return s.ch
+}
+func (s *rfStream) Stop() { s.stopOnce.Do(func() { close(s.stopped) }) }
 
 // isStopped reports whether the reflector stopped the stream.
 func (s *rfStream) isStopped() bool {

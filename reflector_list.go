@@ -189,7 +189,7 @@ func (r *Reflector) stepWatchList(ctx context.Context, c *listWatchCycle) stepRe
 	start := r.clock.Now()
 	w, err := r.openWatch(ctx, r.watchListOptions(from))
 	if err != nil {
-		return r.watchListFailed(ctx, err, from)
+		return r.watchListFailed(ctx, err)
 	}
 	kept := false
 	defer func() {
@@ -208,11 +208,13 @@ func (r *Reflector) stepWatchList(ctx context.Context, c *listWatchCycle) stepRe
 		return stepResult{outcome: outcomeFallBackToList, reason: "no initial-events-end bookmark"}
 	case endClosed:
 		if err == nil {
-			return stepResult{outcome: outcomeRetryLater, reason: "stream closed before the initial state was complete"}
+			// As client-go: a stream that delivered something and then
+			// closed cleanly is opened again at once, not after a backoff.
+			return stepResult{outcome: outcomeRetryNow, reason: "stream closed before the initial state was complete"}
 		}
-		return r.watchListFailed(ctx, err, from)
+		return r.watchListFailed(ctx, err)
 	default:
-		return r.watchListFailed(ctx, err, from)
+		return r.watchListFailed(ctx, err)
 	}
 	r.setListOrigin(originLastSeen)
 	rv := reader.lastRV
@@ -227,24 +229,30 @@ func (r *Reflector) stepWatchList(ctx context.Context, c *listWatchCycle) stepRe
 	return stepResult{outcome: outcomeSynced, reason: "streamed"}
 }
 
-// watchListFailed decides what follows a failed streaming list: back off on
-// a refused connection or throttling, start again from the newest state when
-// the resource version was unavailable, and otherwise fall back to a
-// paginated list (the server may not serve streaming lists at all).
-func (r *Reflector) watchListFailed(ctx context.Context, err error, from string) stepResult {
+// watchListFailed decides what follows a failed streaming list, making
+// client-go v0.37.2's choices with its log lines: back off and stream again
+// on a refused connection or throttling; stream again at once from the
+// newest state when the resource version was unavailable (expired, or newer
+// than the server knows); otherwise fall back to a paginated list at once
+// (the server may not serve streaming lists at all).
+func (r *Reflector) watchListFailed(ctx context.Context, err error) stepResult {
 	logger := klog.FromContext(ctx)
 	switch {
 	case isWatchErrorRetriable(err):
-		logger.V(2).Info("Streaming list failed, backing off", "reflector", r.name, "type", r.typeDescription, "err", err)
+		logger.V(2).Info("watch-list failed - backing off", "reflector", r.name, "type", r.typeDescription, "err", err)
 		return stepResult{outcome: outcomeRetryLater, reason: "streaming list refused"}
-	case isRVUnavailableError(err) && from != "":
+	case isRVUnavailableError(err):
 		r.setListOrigin(originNewest)
 		return stepResult{outcome: outcomeRetryNow, reason: "resource version unavailable"}
 	default:
-		logger.V(4).Info("Streaming list failed, falling back to a paginated list. Expected when the server does not support streaming lists.", "reflector", r.name, "type", r.typeDescription, "err", err)
+		logger.V(4).Info(watchListFallbackMessage, "err", err)
 		return stepResult{outcome: outcomeFallBackToList, reason: "streaming list failed"}
 	}
 }
+
+// watchListFallbackMessage is client-go's log line, at V(4), for a streaming
+// list given up for a paginated one.
+const watchListFallbackMessage = "Data couldn't be fetched in watchlist mode. Falling back to regular list. This is expected if watchlist is not supported or disabled in kube-apiserver."
 
 // stepList is the listing state: list from relistResourceVersion, once more
 // from the newest state if that version is unavailable, then replace the

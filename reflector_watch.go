@@ -165,8 +165,8 @@ type streamReader struct {
 // run reads events until the stream ends and says why it ended. While
 // streaming a list it also watches for silence: a stream that delivers no
 // event for initialEventsTimeout without completing is given up.
-func (s *streamReader) run() (streamEnd, error) {
-	defer s.observe()
+func (s *streamReader) run() (end streamEnd, err error) {
+	defer func() { s.observe(end, err) }()
 	var idle clock.Timer
 	var idleC <-chan time.Time
 	if s.phase == phaseInitialEvents {
@@ -176,7 +176,8 @@ func (s *streamReader) run() (streamEnd, error) {
 	}
 	lastActivity := s.start
 	for {
-		end, activity, err := s.next(idleC)
+		var activity bool
+		end, activity, err = s.next(idleC)
 		if activity {
 			if idle != nil {
 				lastActivity = s.r.clock.Now()
@@ -237,12 +238,21 @@ func (s *streamReader) closedError() error {
 	return nil
 }
 
-// observe records the stream's metrics and logs its end.
-func (s *streamReader) observe() {
+// observe records the stream's metrics and logs its end as client-go does:
+// the end of a streaming list's initial events, or a stream the server
+// closed after delivering something (or lasting a second); a stream that
+// failed or was stopped is not logged here.
+func (s *streamReader) observe(end streamEnd, err error) {
 	d := s.r.clock.Since(s.start)
 	s.r.metrics.watchDuration.Observe(d.Seconds())
 	s.r.metrics.itemsInWatch.Observe(float64(s.events))
-	klog.FromContext(s.ctx).V(4).Info("Watch close", "reflector", s.r.name, "type", s.r.typeDescription, "totalItems", s.events)
+	logger := klog.FromContext(s.ctx).V(4)
+	switch {
+	case end == endInitialEventsDone:
+		logger.Info("Exiting watch because received the bookmark that marks the end of initial events stream", "reflector", s.r.name, "totalItems", s.events, "duration", d)
+	case end == endClosed && err == nil:
+		logger.Info("Watch close", "reflector", s.r.name, "type", s.r.typeDescription, "totalItems", s.events)
+	}
 }
 
 // handle applies one event. done reports the initial-events-end bookmark of
@@ -423,8 +433,9 @@ func (r *Reflector) stepWatch(ctx context.Context, c *listWatchCycle) stepResult
 		logger.V(2).Info("Watch returned 429 - backing off", "reflector", r.name, "type", r.typeDescription)
 		return stepResult{outcome: outcomeRetryLater, reason: "throttled"}
 	case apierrors.IsInternalError(err) && c.internalErrors.ShouldRetry():
+		// As client-go: reopened at once while the budget lasts.
 		logger.V(2).Info("Retrying watch after internal error", "reflector", r.name, "type", r.typeDescription, "err", err)
-		return stepResult{outcome: outcomeRetryLater, reason: "internal error"}
+		return stepResult{outcome: outcomeRetryNow, reason: "internal error"}
 	default:
 		logger.Info("Warning: watch ended with error", "reflector", r.name, "type", r.typeDescription, "err", err)
 		return stepResult{outcome: outcomeCycleDone, reason: "watch error"}

@@ -257,18 +257,20 @@ func TestReflectorWatch_ErrorEventsDecideBetweenRewatchAndRelist(t *testing.T) {
 			wantCalls: []string{"list@0", "watch@10", "watch@10", "watch@10"},
 		},
 		"internal errors past the budget end the cycle": {
+			// Each stream fails a second after it opens: the errors come at
+			// 1s, 2s, 3s and 4s; the fourth is past the 2s budget.
 			maxInternal: 2 * time.Second,
 			watches: func() []rfWatchReply {
 				return []rfWatchReply{
-					{stream: newRFStream(false, rfStatusEvent(internal))},
-					{stream: newRFStream(false, rfStatusEvent(internal))},
-					{stream: newRFStream(false, rfStatusEvent(internal))},
-					{stream: newRFStream(false, rfStatusEvent(internal))},
-					{stream: newRFStream(false, rfStatusEvent(internal))},
+					{stream: rfStreamFailingAfter(time.Second, internal)},
+					{stream: rfStreamFailingAfter(time.Second, internal)},
+					{stream: rfStreamFailingAfter(time.Second, internal)},
+					{stream: rfStreamFailingAfter(time.Second, internal)},
+					{stream: rfStreamFailingAfter(time.Second, internal)},
 				}
 			},
-			wantEnded:   true,
-			wantCallsIn: [2]int{3, 5},
+			wantEnded: true,
+			wantCalls: []string{"list@0", "watch@10", "watch@10", "watch@10", "watch@10"},
 		},
 		"429 reopens the watch from the same version": {
 			watches: func() []rfWatchReply {
@@ -331,14 +333,12 @@ func TestReflectorWatch_ErrorEventsDecideBetweenRewatchAndRelist(t *testing.T) {
 }
 
 func TestReflectorWatch_RetriesAreSpacedByTheBackoff(t *testing.T) {
-	internal := apierrors.NewInternalError(errors.New("etcdserver: no leader"))
 	cases := map[string]func() rfWatchReply{
 		"watch refused":   func() rfWatchReply { return rfWatchReply{err: syscall.ECONNREFUSED} },
 		"watch throttled": func() rfWatchReply { return rfWatchReply{err: apierrors.NewTooManyRequests("slow down", 1)} },
 		"stream throttled": func() rfWatchReply {
 			return rfWatchReply{stream: newRFStream(false, rfStatusEvent(apierrors.NewTooManyRequests("slow down", 1)))}
 		},
-		"stream internal errors": func() rfWatchReply { return rfWatchReply{stream: newRFStream(false, rfStatusEvent(internal))} },
 	}
 	for name, failure := range cases {
 		t.Run(name, func(t *testing.T) {
