@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -26,10 +27,22 @@ const tallyPrefix = "integration tally:"
 // reflector warnings about cut watches and the like) instead of stderr.
 const klogEnv = "KCACHE_INTEGRATION_KLOG"
 
+// klogVerbosityEnv sets klog's verbosity (its -v), e.g. 5 to see every
+// retry decision of both libraries' reflectors.
+const klogVerbosityEnv = "KCACHE_INTEGRATION_KLOG_V"
+
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
 
 func runTests(m *testing.M) int {
 	began := time.Now()
+	if v := os.Getenv(klogVerbosityEnv); v != "" {
+		fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+		klog.InitFlags(fs)
+		if err := fs.Set("v", v); err != nil {
+			fmt.Fprintf(os.Stderr, "integration: %s=%q: %v\n", klogVerbosityEnv, v, err)
+			return 2
+		}
+	}
 	if path := os.Getenv(klogEnv); path != "" {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {

@@ -22,6 +22,11 @@
 # gate, BenchmarkShardedReplicas (per-replica heap, CPU and bytes for 1, 2
 # and 4 replicas), without -race.
 #
+# Opt-in phase recovery (INTEGRATION_PHASES=recovery, make
+# integration-recovery): TestRecoveryAfterAPIServerRestarts for
+# KCACHE_RECOVERY_MINUTES (default 5) minutes of churn, a restart every 15 s,
+# without -race (phase 1 runs its one-minute version with -race).
+#
 # Opt-in phase 6, adoption-minors (INTEGRATION_PHASES=6, make
 # integration-adoption-minors): phase 3 on the older supported minors. For
 # each client-go/controller-runtime pair in ADOPTION_MINORS (default
@@ -81,7 +86,7 @@ phase() {
     # shellcheck disable=SC1091
     . "$ROOT/kas/.cache/run/env"
     cd "$HERE" &&
-      KCACHE_INTEGRATION_KLOG=$LOGS/klog-$name.log "$GO" test "${flags[@]}" -count=1 -v -timeout 15m -run "$run" .
+      KCACHE_INTEGRATION_KLOG=$LOGS/klog-$name.log "$GO" test -count=1 -v -timeout 15m "${flags[@]}" -run "$run" .
   ) || rc=$?
   stop_server
   say "phase $name: $( ((rc == 0)) && echo passed || echo "FAILED (exit $rc)") in $((SECONDS - began)) s; client logs: $LOGS/klog-$name.log"
@@ -221,6 +226,7 @@ for p in $PHASES; do
     5) phase guard "" '^TestSharingGuardRepairsAHandlersWrite$' -p=1 ;;
     6) adoption_minors_phase ;;
     shard-bench) phase shard-bench "$SHARD_GATE" '^$' -bench '^BenchmarkShardedReplicas$' -benchtime 1x ;;
+    recovery) export KCACHE_RECOVERY_MINUTES=${KCACHE_RECOVERY_MINUTES:-5}; phase recovery "" '^TestRecoveryAfterAPIServerRestarts$' -timeout=30m ;;
     *) say "unknown phase $p"; false ;;
   esac
   rc=$?
