@@ -488,9 +488,11 @@ const (
 	// outcomeFallBackToList: a streaming list is not possible now; list
 	// instead.
 	outcomeFallBackToList
-	// outcomeRetryNow: do the same again at once; the step made progress
-	// or changed what it will ask for (a watch closed normally, a streaming
-	// list switched to the newest state).
+	// outcomeRetryNow: do the same again at once, as client-go does after
+	// a watch the server closed, a watch ending with an internal error
+	// within MaxInternalErrorRetryDuration, a streaming list whose stream
+	// closed before its end bookmark, and a streaming list from a resource
+	// version the server no longer (or not yet) has.
 	outcomeRetryNow
 	// outcomeRetryLater: do the same again after a backoff.
 	outcomeRetryLater
