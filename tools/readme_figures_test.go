@@ -10,7 +10,8 @@ import (
 )
 
 // README's benchmark figures are held to the result files the make targets
-// write under bench/results/ (compare-*.txt, e2e-*.txt, guard-*.txt). The
+// write under bench/results/ (compare-*.txt, e2e-*.txt, guard-*.txt,
+// recovery-*.txt). The
 // figures checked, as README's "Benchmarks against client-go" says:
 //
 //   - every block of README.md (a paragraph or a list item) that names a
@@ -37,7 +38,7 @@ const (
 )
 
 var (
-	resultFileRE = regexp.MustCompile(`bench/results/((compare|e2e|guard)-\d{8}T\d{6}Z\.txt)`)
+	resultFileRE = regexp.MustCompile(`bench/results/((compare|e2e|guard|recovery)-\d{8}T\d{6}Z\.txt)`)
 	figureRE     = regexp.MustCompile(`(^|[^\w.\-/#:=])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:x|×|k)?(?:$|[^\w])`)
 	commandRE    = regexp.MustCompile("`(?:make|go|cd) [^`]*`")
 )
