@@ -1,4 +1,4 @@
-package cache
+package dedup
 
 import (
 	"context"
@@ -39,7 +39,7 @@ func benchDedupPods(b *testing.B, wire [][]byte, share bool) {
 	var heap float64
 	for b.Loop() {
 		b.StopTimer()
-		s := newDeduper()
+		s := New(Options{})
 		runtime.GC()
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
@@ -51,7 +51,7 @@ func benchDedupPods(b *testing.B, wire [][]byte, share bool) {
 				b.Fatal(err)
 			}
 			if share {
-				p = dedupCopy(s, p).(*v1.Pod)
+				p = s.Share(p).(*v1.Pod)
 			}
 			kept[i] = p
 		}
@@ -87,10 +87,10 @@ func BenchmarkDedupGuard_Round(b *testing.B) {
 // dedupBenchGuard returns the guard of a store holding pods pods of
 // ReplicaSets of 200, deduplicated, and how many values its table holds.
 func dedupBenchGuard(b *testing.B, pods int) (*dedupGuard, int) {
-	s := newDeduper()
+	s := New(Options{})
 	store := NewStore(MetaNamespaceKeyFunc)
 	for i := range pods {
-		if err := store.Add(dedupCopy(s, dedupPod(i/200, i))); err != nil {
+		if err := store.Add(s.Share(dedupPod(i/200, i))); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -108,13 +108,13 @@ func dedupBenchGuard(b *testing.B, pods int) (*dedupGuard, int) {
 // the two (make bench-compare, make bench-e2e's churn phase).
 func BenchmarkDedupCompactor_Compact(b *testing.B) {
 	const pods = 2000
-	s := newDeduper()
+	s := New(Options{})
 	store := NewStore(MetaNamespaceKeyFunc).(*cache)
 	twins := make([]interface{}, pods)
 	updates := make([]*v1.Pod, pods)
 	wire := make([][]byte, pods)
 	for i := range pods {
-		twins[i] = dedupCopy(s, dedupPod(i/200, i))
+		twins[i] = s.Share(dedupPod(i/200, i))
 		p := dedupPod(i/200, i)
 		p.ResourceVersion = "2"
 		p.Labels["rollout"] = "2"

@@ -1,4 +1,4 @@
-package cache
+package dedup
 
 import (
 	"context"
@@ -49,7 +49,7 @@ type SharedValueMetricsProvider interface {
 
 // dedupGuard is one informer's guard.
 type dedupGuard struct {
-	s *deduper
+	s *Table
 	// cache is the informer's store, scanned for the objects sharing a
 	// changed value.
 	cache Store
@@ -69,7 +69,7 @@ type dedupGuard struct {
 	suspects map[string]bool
 }
 
-func newDedupGuard(s *deduper, cache Store, objectType any, id InformerNameAndResource, metrics InformerMetricsProvider) *dedupGuard {
+func newDedupGuard(s *Table, cache Store, objectType any, id InformerNameAndResource, metrics InformerMetricsProvider) *dedupGuard {
 	g := &dedupGuard{s: s, cache: cache, objectType: fmt.Sprintf("%T", objectType), changed: noopMetric{},
 		relist: make(chan struct{}, 1), suspects: map[string]bool{}}
 	if mp, ok := informerMetricsProviderOr(metrics).(SharedValueMetricsProvider); ok && id.Reserved() {
@@ -159,9 +159,9 @@ func (g *dedupGuard) round(ctx context.Context) int {
 	return found
 }
 
-// plansByID returns the deduper's plans by their IDs, the type half of the
+// plansByID returns the table's plans by their IDs, the type half of the
 // table's keys.
-func (s *deduper) plansByID() map[uint64]*typePlan {
+func (s *Table) plansByID() map[uint64]*typePlan {
 	byID := map[uint64]*typePlan{}
 	s.plans.Range(func(_, p any) bool {
 		byID[p.(*typePlan).id] = p.(*typePlan)
@@ -187,7 +187,7 @@ func (g *dedupGuard) check(ctx context.Context, entries []dedupEntry, plans map[
 
 // contentHash hashes the shared value v of entry e, of plan's type, as the
 // walk hashed it when it was shared.
-func (s *deduper) contentHash(e dedupEntry, plan *typePlan, v addr) uint64 {
+func (s *Table) contentHash(e dedupEntry, plan *typePlan, v addr) uint64 {
 	switch plan.kind {
 	case reflect.Pointer:
 		return mix(hashPtrSeed, s.hashValue(plan.elem, v, e.depth+1, true))

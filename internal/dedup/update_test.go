@@ -1,4 +1,4 @@
-package cache
+package dedup
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package cache
+package dedup
 
 import (
 	"errors"
@@ -47,11 +47,11 @@ func dedupPod(rs, i int) *v1.Pod {
 }
 
 // dedupObj shares obj's parts through s and returns the object to keep.
-func dedupObj[T any](s *deduper, obj T) T { return s.dedup(obj).(T) }
+func dedupObj[T any](s *Table, obj T) T { return s.dedup(obj).(T) }
 
 // dedupPair runs inA and inB through s, in that order, and fails the test
 // unless both results equal their inputs and neither input was written.
-func dedupPair[T interface{ DeepCopyObject() runtime.Object }](t *testing.T, s *deduper, inA, inB T) (a, b T) {
+func dedupPair[T interface{ DeepCopyObject() runtime.Object }](t *testing.T, s *Table, inA, inB T) (a, b T) {
 	t.Helper()
 	wantA, wantB := inA.DeepCopyObject(), inB.DeepCopyObject()
 	a, b = dedupObj(s, inA), dedupObj(s, inB)
@@ -271,7 +271,7 @@ func TestWithDedup(t *testing.T) {
 	tests := []struct {
 		name      string
 		transform TransformFunc
-		dd        *deduper
+		dd        *Table
 		wantErr   error
 		wantDedup bool
 	}{
@@ -420,8 +420,8 @@ func TestDedupCopy_SameInputsConcurrently(t *testing.T) {
 // no cached object.
 func TestDedupCopy_DeepCopyIndependent(t *testing.T) {
 	dd := eagerDeduper()
-	a := dedupCopy(dd, dedupPod(1, 1)).(*v1.Pod)
-	b := dedupCopy(dd, dedupPod(1, 2)).(*v1.Pod)
+	a := dd.Share(dedupPod(1, 1)).(*v1.Pod)
+	b := dd.Share(dedupPod(1, 2)).(*v1.Pod)
 	if !sameMap(a.Labels, b.Labels) {
 		t.Fatal("labels not shared; the test proves nothing")
 	}
@@ -442,20 +442,20 @@ func TestDedupCopy_DeepCopyIndependent(t *testing.T) {
 func TestDedupCopy_NotAnObject(t *testing.T) {
 	dd := eagerDeduper()
 	m := map[string]string{"a": "b"}
-	if got := dedupCopy(dd, m).(map[string]string); !sameMap(got, m) {
+	if got := dd.Share(m).(map[string]string); !sameMap(got, m) {
 		t.Error("a plain map was replaced")
 	}
 	var nilPod *v1.Pod
-	if got := dedupCopy(dd, nilPod); got != interface{}(nilPod) {
+	if got := dd.Share(nilPod); got != interface{}(nilPod) {
 		t.Errorf("nil pod became %v", got)
 	}
 }
 
-// eagerDeduper is a deduper that shares a value from its first
+// eagerDeduper is a table that shares a value from its first
 // sighting, without the filter of values seen once: for tests of how
 // values are shared, which compare the first objects they cache.
-func eagerDeduper() *deduper {
-	s := newDeduper()
+func eagerDeduper() *Table {
+	s := New(Options{})
 	s.seen.Store(&seenFilter{})
 	return s
 }
@@ -464,12 +464,12 @@ func eagerDeduper() *deduper {
 // their first sighting (eagerDeduper).
 func eagerDedup(t *testing.T) {
 	t.Helper()
-	onNewDeduper = func(s *deduper) { s.seen.Store(&seenFilter{}) }
+	onNewDeduper = func(s *Table) { s.seen.Store(&seenFilter{}) }
 	t.Cleanup(func() { onNewDeduper = nil })
 }
 
 // tableSize counts the sharer's table entries.
-func tableSize(s *deduper) int {
+func tableSize(s *Table) int {
 	n := 0
 	for i := range s.stripes {
 		st := &s.stripes[i]
@@ -483,7 +483,7 @@ func tableSize(s *deduper) int {
 // A value seen once stays its object's own and takes no table entry; from
 // the second object on, equal values are one, the second object's copy.
 func TestDeduper_SharesFromTheSecondSighting(t *testing.T) {
-	s := newDeduper()
+	s := New(Options{})
 	first := dedupPod(1, 1)
 	labels := first.Labels
 	a := dedupObj(s, first)
@@ -519,7 +519,7 @@ func TestDeduper_SharesFromTheSecondSighting(t *testing.T) {
 // Values that occur once each (pods whose labels are their own) leave the
 // table as empty as it started, however many there are.
 func TestDeduper_UniqueValuesTakeNoEntries(t *testing.T) {
-	s := newDeduper()
+	s := New(Options{})
 	for i := range 2000 {
 		p := dedupPod(i, i)
 		p.Labels = map[string]string{"app": p.Name}
@@ -542,7 +542,7 @@ func TestSeenFilter(t *testing.T) {
 	if !f.sawBefore(42) {
 		t.Error("the filter forgot key 42")
 	}
-	s := newDeduper()
+	s := New(Options{})
 	start := len(s.seen.Load().words)
 	for k := range uint64(tuning.seenMinBits) {
 		s.admit(k * 0x9e3779b97f4a7c15)
