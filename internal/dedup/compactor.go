@@ -2,11 +2,12 @@ package dedup
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"time"
 )
 
-// What follows, the compactor, dedups the parts of updated objects after the fact.
+// This file is the compactor: it shares the parts of updated objects after the fact.
 //
 // An update is cached as its source returned it, exactly as client-go
 // caches it: comparing it with the object it replaces costs about as much
@@ -15,7 +16,7 @@ import (
 // (its twin, whose parts are shared already). Once the object has been
 // quiet for compactQuiet (or has waited compactLongest, however often it
 // changes), the compactor compares the cached object with the twin
-// (dedupLike, above) and puts the result, an equal object whose
+// (ShareUpdate, update.go) and puts the result, an equal object whose
 // unchanged parts are the twin's, in the store in its place, but only if
 // the store still holds the object it compared. The object the source
 // returned is never written, so whoever holds it (a handler, a lister's
@@ -23,34 +24,32 @@ import (
 // swap, and the index entries stay as they are (the two objects are equal,
 // so every index function gives the same values). What a program can
 // notice is the pointer: after the swap Get returns another *Pod than the
-// one the last event delivered, equal to it (README, "Sharing equal
-// values"). SetValueSharing(informer, false) or KCACHE_SHARE_VALUES=false
-// turns this off with the rest of dedup.
+// one the last event delivered, equal to it (docs/design.md, "Sharing
+// equal values"). The root package's SetValueSharing(informer, false) and
+// KCACHE_SHARE_VALUES=false turn this off with the rest of sharing.
 
 // When an object is due is tuning's compactQuiet and compactLongest, and
 // how often the compactor looks, compactTick (tuning.go).
 
-// heldSwapper is a store that can replace the object it holds under a key
-// with an equal one (the informer's own indexer, *cache).
-type heldSwapper interface {
-	KeyGetter
-	// swapIfHeld puts equal under key if the store holds held there, and
-	// reports whether it did.
-	swapIfHeld(key string, held, equal interface{}) bool
+// Store is the informer's store as a Compactor uses it.
+type Store interface {
+	// GetByKey returns the object cached under key.
+	GetByKey(key string) (item interface{}, exists bool, err error)
+	// SwapIfHeld puts equal under key if the store holds held there (the
+	// very object, not an equal one), and reports whether it did. It
+	// delivers no event and leaves the index entries as they are: equal
+	// objects give every index function the same values.
+	SwapIfHeld(key string, held, equal interface{}) bool
 }
 
-// dedupCompactor shares the parts of one informer's updated objects once
-// they are quiet.
-type dedupCompactor struct {
-	s     *Table
-	store heldSwapper
+// Compactor shares the parts of one informer's updated objects once they
+// are quiet: Note an update as it is cached, and Run compacts it later.
+// Safe for concurrent use.
+type Compactor struct {
+	t     *Table
+	store Store
 	// wake tells a compactor with nothing to wait for that a key was noted.
 	wake chan struct{}
-	// kick, when set (tests, through onNewDedupCompactor), makes the
-	// compactor compact only when kicked, every noted key however recent;
-	// done then gets how many objects each kick replaced.
-	kick chan struct{}
-	done chan int
 	// mu guards pending: the updated keys waiting, by key.
 	mu      sync.Mutex
 	pending map[string]*pendingUpdate
@@ -64,28 +63,15 @@ type pendingUpdate struct {
 	first, last time.Time
 }
 
-// onNewDedupCompactor, when set (tests), is called with each new
-// compactor.
-var onNewDedupCompactor func(c *dedupCompactor)
-
-// newDedupCompactor returns the compactor of an informer deduplicating through
-// s whose store is cached, or nil when that store cannot swap objects (a
-// store of the caller's making): updates are then shared as they arrive.
-func newDedupCompactor(s *Table, cached KeyGetter) *dedupCompactor {
-	store, ok := cached.(heldSwapper)
-	if s == nil || !ok {
-		return nil
-	}
-	c := &dedupCompactor{s: s, store: store, wake: make(chan struct{}, 1), pending: map[string]*pendingUpdate{}}
-	if onNewDedupCompactor != nil {
-		onNewDedupCompactor(c)
-	}
-	return c
+// NewCompactor returns the compactor of an informer sharing through t
+// whose cache is store.
+func NewCompactor(t *Table, store Store) *Compactor {
+	return &Compactor{t: t, store: store, wake: make(chan struct{}, 1), pending: map[string]*pendingUpdate{}}
 }
 
-// note records that the object under key was updated at now, replacing
-// twin.
-func (c *dedupCompactor) note(key string, twin interface{}, now time.Time) {
+// Note records that the object under key was updated at now, replacing
+// twin, an object shared through the compactor's table.
+func (c *Compactor) Note(key string, twin interface{}, now time.Time) {
 	c.mu.Lock()
 	p, ok := c.pending[key]
 	if ok {
@@ -105,7 +91,7 @@ func (c *dedupCompactor) note(key string, twin interface{}, now time.Time) {
 
 // due takes out of pending the keys whose objects are due at now (all of
 // them when all is set), with their twins.
-func (c *dedupCompactor) due(now time.Time, all bool) map[string]interface{} {
+func (c *Compactor) due(now time.Time, all bool) map[string]interface{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out map[string]interface{}
@@ -122,19 +108,15 @@ func (c *dedupCompactor) due(now time.Time, all bool) map[string]interface{} {
 }
 
 // waiting reports whether any key waits.
-func (c *dedupCompactor) waiting() bool {
+func (c *Compactor) waiting() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.pending) > 0
 }
 
-// run compacts due objects until ctx ends; what still waits then is
+// Run compacts due objects until ctx ends; what still waits then is
 // dropped with the compactor.
-func (c *dedupCompactor) run(ctx context.Context) {
-	if c.kick != nil {
-		c.runKicked(ctx)
-		return
-	}
+func (c *Compactor) Run(ctx context.Context) {
 	tick := time.NewTicker(tuning.compactTick)
 	defer tick.Stop()
 	for {
@@ -154,21 +136,15 @@ func (c *dedupCompactor) run(ctx context.Context) {
 	}
 }
 
-// runKicked compacts every waiting object at each kick until ctx ends.
-func (c *dedupCompactor) runKicked(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-c.kick:
-		}
-		c.done <- c.compact(c.due(time.Time{}, true))
-	}
+// CompactAll compacts every waiting object now, however recently it
+// changed, and returns how many it replaced in the store.
+func (c *Compactor) CompactAll() int {
+	return c.compact(c.due(time.Time{}, true))
 }
 
 // compact shares the parts of the objects cached under the keys of due
 // with their twins, and returns how many it replaced.
-func (c *dedupCompactor) compact(due map[string]interface{}) int {
+func (c *Compactor) compact(due map[string]interface{}) int {
 	swapped := 0
 	for key, twin := range due {
 		if c.compactOne(key, twin) {
@@ -181,16 +157,16 @@ func (c *dedupCompactor) compact(due map[string]interface{}) int {
 // compactOne replaces the object cached under key with an equal one whose
 // parts are twin's where they are equal, if anything is to share and the
 // store still holds the object compared.
-func (c *dedupCompactor) compactOne(key string, twin interface{}) bool {
+func (c *Compactor) compactOne(key string, twin interface{}) bool {
 	cur, ok, err := c.store.GetByKey(key)
 	if err != nil || !ok || !isObjectPointer(cur) {
 		return false
 	}
-	out := c.s.ShareUpdate(cur, twin)
-	if sameObject(out, cur) {
+	out := c.t.ShareUpdate(cur, twin)
+	if out == cur {
 		return false
 	}
-	return c.store.swapIfHeld(key, cur, out)
+	return c.store.SwapIfHeld(key, cur, out)
 }
 
 // isObjectPointer reports whether obj is a non-nil pointer, the only kind

@@ -9,7 +9,7 @@ import (
 )
 
 // This file is the content hash of the values a table looks up. The
-// walk (dedup_walk.go) computes the same hash while it shares, bottom-up,
+// walk (walk.go) computes the same hash while it shares, bottom-up,
 // from the same rules: hashing a value here and walking it give one hash,
 // which TestDeduper_HashMatchesWalk holds. The hash depends on content
 // only; where a value lies is part of its table key, not of its hash.
@@ -259,7 +259,7 @@ func (e *mapEntry) done() {
 // them. Equal means the same bytes once encoded: floats are compared by
 // their bits (-0 is not +0) and a NaN equals nothing; nil and empty differ;
 // funcs are equal only when both are nil. A cached value that reaches
-// state a read may write (dedup_plan.go, reaches below) is never compared:
+// state a read may write (plan.go, reaches below) is never compared:
 // that would read memory that another goroutine may be reading, and so
 // writing. Callers check it (walkTwin); the table holds no such value.
 

@@ -3,11 +3,9 @@ package dedup
 import (
 	"hash/maphash"
 	"math/bits"
-	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 	"weak"
 )
 

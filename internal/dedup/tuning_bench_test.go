@@ -21,7 +21,7 @@ func withTuning(b *testing.B, set func(*tunables), body func(b *testing.B)) {
 	body(b)
 }
 
-// BenchmarkTuning_DedupTrial tries other trials of a dedup position
+// BenchmarkTuning_DedupTrial tries other trials of a position
 // (siteTrial, siteMinHitRate, siteMaxBackoff) on BenchmarkDeduper_Pods'
 // pods: heapB/pod is what a trial that gives up too soon costs, ns/pod
 // what looking up too long costs.
@@ -69,7 +69,7 @@ func BenchmarkTuning_SeenFilter(b *testing.B) {
 	}
 }
 
-// BenchmarkTuning_Guard tries other paces of the dedup guard over the
+// BenchmarkTuning_Guard tries other paces of the guard over the
 // table of 20,000 pods. guardBatch: ns/value of the guard's pass, its
 // pauses counted but not made. guardBudget: the
 // seconds a round takes to cover the table (how long a write may go
@@ -127,12 +127,12 @@ func BenchmarkTuning_Guard(b *testing.B) {
 }
 
 // dedupBenchRoundTime returns the median time of a few rounds of g.
-func dedupBenchRoundTime(b *testing.B, g *dedupGuard) time.Duration {
+func dedupBenchRoundTime(b *testing.B, g *Guard) time.Duration {
 	ctx := context.Background()
 	var times []time.Duration
 	for range 5 {
 		start := time.Now()
-		if n := g.round(ctx); n != 0 {
+		if n := g.Round(ctx); n != 0 {
 			b.Fatalf("%d values reported changed", n)
 		}
 		times = append(times, time.Since(start))
@@ -141,7 +141,7 @@ func dedupBenchRoundTime(b *testing.B, g *dedupGuard) time.Duration {
 	return times[len(times)/2]
 }
 
-// BenchmarkTuning_Compactor tries other waits of the dedup compactor
+// BenchmarkTuning_Compactor tries other waits of the compactor
 // (compactQuiet, compactLongest, compactTick) on simulated update streams,
 // with the compactor's own bookkeeping (note, due) and a clock of the
 // simulation's making: compactions/update times
@@ -232,10 +232,7 @@ type compactBenchResult struct{ updates, compactions, wait, scanned float64 }
 // compactBenchRun plays stream through a compactor's note and due, a tick
 // every tuning.compactTick, until nothing waits.
 func compactBenchRun(b *testing.B, stream []compactBenchEvent) compactBenchResult {
-	c := newDedupCompactor(newDeduper(), NewStore(MetaNamespaceKeyFunc))
-	if c == nil {
-		b.Fatal("no compactor")
-	}
+	c := NewCompactor(New(Options{}), newObjectStore())
 	var r compactBenchResult
 	base := time.Unix(0, 0)
 	first := map[string]time.Duration{}
@@ -243,7 +240,7 @@ func compactBenchRun(b *testing.B, stream []compactBenchEvent) compactBenchResul
 	for now := tuning.compactTick; next < len(stream) || len(first) > 0; now += tuning.compactTick {
 		for ; next < len(stream) && stream[next].at < now; next++ {
 			e := stream[next]
-			c.note(e.key, nil, base.Add(e.at))
+			c.Note(e.key, nil, base.Add(e.at))
 			if _, ok := first[e.key]; !ok {
 				first[e.key] = e.at
 			}

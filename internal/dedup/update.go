@@ -1,11 +1,8 @@
 package dedup
 
 import (
-	"context"
 	"hash/maphash"
 	"reflect"
-	"sync"
-	"time"
 
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
 )
@@ -23,7 +20,7 @@ import (
 // as decoded, the object's own. An update's new values are rarely another
 // object's (times, versions, messages), so looking them up would cost more
 // than it saves. Parts that hide or expose state a read may write
-// (dedup_plan.go) are never compared with the twin's: their exported parts
+// (plan.go) are never compared with the twin's: their exported parts
 // are, one by one.
 
 // dedupLike returns obj with its parts pointing at equal parts of twin, a

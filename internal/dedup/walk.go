@@ -7,10 +7,10 @@ import (
 	"sync"
 )
 
-// This file is the walk of a table (dedup.go) over one object.
+// This file is the walk of a table (table.go) over one object.
 //
 // The walk goes through the object by address, following the plan of each
-// type (dedup_plan.go), hashes its content bottom-up (dedup_compare.go) and,
+// type (plan.go), hashes its content bottom-up (compare.go) and,
 // at each position still looked up, finds the shared value equal to the
 // part there. It never writes into the object it is given: that object
 // belongs to whoever returned it (a ListerWatcher, a transform), who may
@@ -153,7 +153,7 @@ func (s *Table) dedup(obj interface{}) interface{} {
 
 // walkObject walks the object v points at (obj) as the root frame: as a
 // new object, or beside twin, the cached object it replaces, when twin is
-// not nil (dedup_update.go). It returns obj, or its copy with parts
+// not nil (update.go). It returns obj, or its copy with parts
 // replaced.
 func (s *Table) walkObject(obj interface{}, v reflect.Value, twin addr) interface{} {
 	t := v.Type().Elem()
