@@ -54,8 +54,10 @@ type Informer struct {
 	Changed Counter
 }
 
-// Guard re-checks the values of one informer's table in the background
-// and repairs those found changed (see above). Safe for concurrent use.
+// Guard re-checks the values of one informer's table in the background.
+// Each value found changed is logged, counted, dropped from the table, and
+// repaired: the guard asks for a relist (Relists) that takes none of the
+// objects sharing it from the cache (Suspect). Safe for concurrent use.
 type Guard struct {
 	t  *Table
 	in Informer
