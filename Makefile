@@ -182,16 +182,16 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 # bench-guard times a round of the sharing guard over 20,000 pods
-# (BenchmarkDedupGuard_Round: ns per value, values, seconds to cover
+# (internal/dedup's BenchmarkDedupGuard_Round: ns per value, values, seconds to cover
 # the table at the guard's budget) and writes the output under a header to
 # bench/results/guard-<UTC>.txt.
 bench-guard:
 	@mkdir -p bench/results; f=bench/results/guard-$$(date -u +%Y%m%dT%H%M%SZ).txt; \
-	cmd="$(GO) test -run '^$$' -bench '^BenchmarkDedupGuard_Round$$' -benchmem -count=5 ."; \
+	cmd="$(GO) test -run '^$$' -bench '^BenchmarkDedupGuard_Round$$' -benchmem -count=5 ./internal/dedup"; \
 	{ echo "# make bench-guard result"; echo "command: $$cmd"; echo "date:    $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; \
 	  echo "machine: $$(uname -a)"; echo "cpus:    $$(nproc)"; echo "go:      $$($(GO) version)"; \
 	  echo "commit:  $$(git rev-parse HEAD 2>/dev/null)"; echo; \
-	  $(GO) test -run '^$$' -bench '^BenchmarkDedupGuard_Round$$' -benchmem -count=5 .; } 2>&1 | tee $$f
+	  $(GO) test -run '^$$' -bench '^BenchmarkDedupGuard_Round$$' -benchmem -count=5 ./internal/dedup; } 2>&1 | tee $$f
 
 bench-smoke:
 	$(GO) test -run '^$$' -bench . -benchtime=1x $(PKGS)

@@ -527,20 +527,20 @@ func newInformer(clientState Store, options InformerOptions) Controller {
 // AtomicFIFO, replacements arrive whole and are reconciled with the store
 // by the controller, otherwise the queue reads the store as its known
 // objects. dedup says whether the informer shares equal parts of
-// its objects (dedup.go), unless the process turned that off.
+// its objects (dedup_switch.go), unless the process turned that off.
 func newInformerQueue(logger klog.Logger, objectType any, clientState Store, transform TransformFunc, id InformerNameAndResource, metrics InformerMetricsProvider, dedup bool) Queue {
-	return newDedupInformerQueue(logger, objectType, clientState, transform, id, metrics, informerDeduper(dedup))
+	return newDedupInformerQueue(logger, objectType, clientState, transform, id, metrics, informerSharing(dedup))
 }
 
-// newDedupInformerQueue is newInformerQueue with the deduper to use
-// (nil: none).
-func newDedupInformerQueue(logger klog.Logger, objectType any, clientState Store, transform TransformFunc, id InformerNameAndResource, metrics InformerMetricsProvider, dd *deduper) Queue {
-	compactor := newDedupCompactor(dd, clientState)
+// newDedupInformerQueue is newInformerQueue with the value sharing to use
+// (nil: none), which it attaches to clientState.
+func newDedupInformerQueue(logger klog.Logger, objectType any, clientState Store, transform TransformFunc, id InformerNameAndResource, metrics InformerMetricsProvider, sharing *valueSharing) Queue {
+	sharing.attach(clientState, objectType, id, metrics)
 	opts := RealFIFOOptions{
 		Logger:          &logger,
 		Name:            fmt.Sprintf("RealFIFO %T", objectType),
 		KeyFunction:     MetaNamespaceKeyFunc,
-		Transformer:     withDedup(transform, dd, clientState, compactor),
+		Transformer:     sharing.transform(transform, clientState),
 		Identifier:      id,
 		MetricsProvider: metrics,
 	}
@@ -558,10 +558,8 @@ func newDedupInformerQueue(logger klog.Logger, objectType any, clientState Store
 		// it, to reuse the cached copy of every object that did not change.
 		q.consumerCache = clientState
 	}
-	if dd != nil {
-		q.ownerTransform, q.dedup = transform, true
-		q.guard = newDedupGuard(dd, clientState, objectType, id, metrics)
-		q.compactor = compactor
+	if sharing != nil {
+		q.ownerTransform, q.dedup, q.sharing = transform, true, sharing
 		if !atomicEvents {
 			// Sharing prepares listed objects as they arrive; without
 			// AtomicFIFO a relist still hands on fresh ones, as client-go's.

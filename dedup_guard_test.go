@@ -2,7 +2,6 @@ package cache
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -14,18 +13,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/kcache/cache/internal/dedup"
 	fcache "github.com/kcache/cache/testing"
 )
 
-// kickedGuards makes every guard made during the test run only when
-// kicked, and returns them as they are made.
-func kickedGuards(t *testing.T) <-chan *dedupGuard {
-	made := make(chan *dedupGuard, 4)
-	onNewDedupGuard = func(g *dedupGuard) {
-		g.kick, g.done = make(chan struct{}), make(chan int)
-		made <- g
+// kickedGuards makes every guard run during the test run a round only
+// when kicked, and returns them as they start.
+func kickedGuards(t *testing.T) <-chan *kicked {
+	made := make(chan *kicked, 4)
+	runGuard = func(g *dedup.Guard, ctx context.Context) {
+		k := &kicked{kick: make(chan struct{}), done: make(chan int)}
+		made <- k
+		k.serve(ctx, func() int { return g.Round(ctx) })
 	}
-	t.Cleanup(func() { onNewDedupGuard = nil })
+	t.Cleanup(func() { runGuard = (*dedup.Guard).Run })
 	return made
 }
 
@@ -146,68 +147,19 @@ func cachedEqualsServer(t *testing.T, inf SharedIndexInformer, src *fcache.FakeC
 	return true
 }
 
-// The guard finds a changed value of every kind it shares whole (map,
-// slice, pointer) and names its field path.
-func TestDedupGuard_FieldPaths(t *testing.T) {
-	tests := []struct {
-		name  string
-		write func(p *v1.Pod)
-		path  string
-	}{
-		{"labels", func(p *v1.Pod) { p.Labels["tier"] = "x" }, "metadata.labels"},
-		{"env", func(p *v1.Pod) { p.Spec.Containers[0].Env[0].Value = "x" }, "spec.containers[].env"},
-		{"probe", func(p *v1.Pod) { p.Spec.Containers[0].ReadinessProbe.Exec.Command[0] = "x" }, "spec.containers[].readinessProbe.exec.command"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := eagerDeduper()
-			store := NewStore(MetaNamespaceKeyFunc)
-			for i := range 4 {
-				p := safetyPod("web", i)
-				p.Spec.Containers[0].ReadinessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}
-				if err := store.Add(dedupCopy(s, p)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			var logs logLines
-			ctx := klog.NewContext(context.Background(), logs.logger())
-			g := newDedupGuard(s, store, &v1.Pod{}, InformerNameAndResource{}, nil)
-			if n := g.round(ctx); n != 0 {
-				t.Fatalf("%d changed before the write", n)
-			}
-			obj, _, _ := store.GetByKey("ns/web-0")
-			tt.write(obj.(*v1.Pod))
-			if n := g.round(ctx); n < 1 {
-				t.Fatal("the write was not found")
-			}
-			if line := logs.find(fmt.Sprintf(`"fieldPath"=%q`, tt.path)); line == "" {
-				t.Errorf("no line names %s: %q", tt.path, logs.lines)
-			}
-			if !g.suspect("ns/web-3") || g.suspect("ns/web-3") {
-				t.Error("a pod sharing the value is not marked once for the next list")
-			}
-			select {
-			case <-g.relist:
-			default:
-				t.Error("no relist asked for")
-			}
-		})
-	}
-}
-
 // Unchanged values are never reported, however many rounds run, and a
 // guard stops with its context.
 func TestDedupGuard_QuietOnUnchangedValues(t *testing.T) {
-	s := eagerDeduper()
+	s := eagerTable()
 	store := NewStore(MetaNamespaceKeyFunc)
 	for i := range 200 {
-		if err := store.Add(dedupCopy(s, quantityPod(i))); err != nil {
+		if err := store.Add(s.Share(quantityPod(i))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	g := newDedupGuard(s, store, &v1.Pod{}, InformerNameAndResource{}, nil)
+	g := sharedGuard(s, store, InformerNameAndResource{}, nil)
 	for range 3 {
-		if n := g.round(context.Background()); n != 0 {
+		if n := g.Round(context.Background()); n != 0 {
 			t.Fatalf("%d unchanged values reported", n)
 		}
 	}
@@ -215,7 +167,7 @@ func TestDedupGuard_QuietOnUnchangedValues(t *testing.T) {
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		g.run(ctx)
+		g.Run(ctx)
 	}()
 	time.Sleep(20 * time.Millisecond)
 	cancel()
@@ -250,18 +202,18 @@ func TestDedupGuard_CountsChangedValues(t *testing.T) {
 	}
 	t.Cleanup(name.Release)
 	id := name.WithResource(v1.SchemeGroupVersion.WithResource("pods"))
-	s := eagerDeduper()
+	s := eagerTable()
 	store := NewStore(MetaNamespaceKeyFunc)
 	for i := range 3 {
-		if err := store.Add(dedupCopy(s, safetyPod("web", i))); err != nil {
+		if err := store.Add(s.Share(safetyPod("web", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
 	metrics := guardMetrics{changed: &countingMetric{}}
-	g := newDedupGuard(s, store, &v1.Pod{}, id, metrics)
+	g := sharedGuard(s, store, id, metrics)
 	obj, _, _ := store.GetByKey("ns/web-0")
 	obj.(*v1.Pod).Labels["tier"] = "x"
-	if n := g.round(klog.NewContext(context.Background(), klog.Background().V(10))); n != 1 || metrics.changed.n != 1 {
+	if n := g.Round(klog.NewContext(context.Background(), klog.Background().V(10))); n != 1 || metrics.changed.n != 1 {
 		t.Errorf("round found %d, counter %d; want 1 and 1", n, metrics.changed.n)
 	}
 }

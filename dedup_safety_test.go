@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -19,14 +18,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 
 	fcache "github.com/kcache/cache/testing"
 )
 
-// These tests hold dedup (dedup.go) to what a default must be:
-// scoped to one informer and one position, read-race free, exact, behind
-// a switch that fails closed, and returning its memory.
+// These tests hold value sharing (dedup_switch.go, internal/dedup) to what
+// a default must be: scoped to one informer, read-race free, exact, and
+// behind a switch that fails closed (internal/dedup's own tests hold it to
+// one position and to returning its memory).
 
 // safetyPod is a pod of app whose labels and env are those of its app.
 func safetyPod(app string, i int) *v1.Pod {
@@ -104,39 +103,6 @@ func TestDedup_NeverAcrossInformers(t *testing.T) {
 	for _, p := range cachedPods(t, podInf) {
 		if p.Labels["app"] != "web" || p.Labels["tier"] != "web" || p.Spec.Containers[0].Env[0].Value != "prod" {
 			t.Errorf("pod %s changed by writes into another informer's objects: labels %v, env %v", p.Name, p.Labels, p.Spec.Containers[0].Env)
-		}
-	}
-}
-
-// Equal values at different positions of one informer's objects (labels
-// and annotations, a container's env and an init container's, nodeSelector
-// and labels) are never one; equal values at one position are.
-func TestDedup_OnlyAtTheSamePosition(t *testing.T) {
-	mk := func(i int) *v1.Pod {
-		p := safetyPod("web", i)
-		p.Annotations = map[string]string{"app": "web", "tier": "web"}
-		p.Spec.NodeSelector = map[string]string{"app": "web", "tier": "web"}
-		p.Spec.InitContainers = []v1.Container{{Name: "c", Image: "registry/web", Env: []v1.EnvVar{{Name: "MODE", Value: "prod"}, {Name: "APP", Value: "web"}}}}
-		return p
-	}
-	s := eagerDeduper()
-	a, b := dedupObj(s, mk(1)), dedupObj(s, mk(2))
-	shared := []struct {
-		name string
-		one  bool
-		want bool
-	}{
-		{"labels of two pods", sameMap(a.Labels, b.Labels), true},
-		{"env of two pods", sameSlice(a.Spec.Containers[0].Env, b.Spec.Containers[0].Env), true},
-		{"labels and annotations", sameMap(a.Labels, a.Annotations) || sameMap(a.Labels, b.Annotations), false},
-		{"labels and nodeSelector", sameMap(a.Labels, a.Spec.NodeSelector), false},
-		{"env and init env", sameSlice(a.Spec.Containers[0].Env, a.Spec.InitContainers[0].Env) || sameSlice(a.Spec.Containers[0].Env, b.Spec.InitContainers[0].Env), false},
-		{"label value and annotation value", stringData(a.Labels["app"]) == stringData(b.Annotations["app"]), false},
-		{"values under two keys", stringData(a.Labels["app"]) == stringData(a.Labels["tier"]), false},
-	}
-	for _, tt := range shared {
-		if tt.one != tt.want {
-			t.Errorf("%s: one value = %v, want %v", tt.name, tt.one, tt.want)
 		}
 	}
 }
@@ -347,47 +313,6 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 }
 
-// Two sign flips, or -0 against +0, give different hashes: the mixing
-// cannot cancel them.
-func TestDeduper_HashSeesEverySignFlip(t *testing.T) {
-	type pair struct{ A, B float64 }
-	s := eagerDeduper()
-	plan := s.planOf(reflect.TypeFor[pair]())
-	negZero := math.Copysign(0, -1)
-	values := []pair{{0, 0}, {negZero, negZero}, {negZero, 0}, {0, negZero}, {1, -1}, {-1, 1}, {-1, -1}, {1, 1}}
-	seen := map[uint64]pair{}
-	for _, v := range values {
-		h := s.hashValue(plan, addr(&v), 0, true)
-		if prev, ok := seen[h]; ok {
-			t.Errorf("%v and %v hash alike", prev, v)
-		}
-		seen[h] = v
-	}
-}
-
-func TestParseDedupSwitch(t *testing.T) {
-	tests := []struct {
-		raw     string
-		want    bool
-		wantErr bool
-	}{
-		{"", true, false}, {"true", true, false}, {"TRUE", true, false}, {" True ", true, false},
-		{"1", true, false}, {"on", true, false}, {"ON", true, false}, {"yes", true, false}, {"Yes", true, false},
-		{"false", false, false}, {"FALSE", false, false}, {"0", false, false}, {"off", false, false},
-		{"Off", false, false}, {"no", false, false}, {"NO", false, false},
-		{"disabled", false, true}, {"enable", false, true}, {"2", false, true}, {"t", false, true}, {"tru", false, true},
-	}
-	for _, tt := range tests {
-		got, err := parseDedupSwitch(tt.raw)
-		if got != tt.want || (err != nil) != tt.wantErr {
-			t.Errorf("parseDedupSwitch(%q) = %v, %v; want %v, error %v", tt.raw, got, err, tt.want, tt.wantErr)
-		}
-		if err != nil && !strings.Contains(err.Error(), "off") {
-			t.Errorf("parseDedupSwitch(%q)'s error %q does not name the accepted spellings", tt.raw, err)
-		}
-	}
-}
-
 // SetValueSharing turns sharing off for one informer, before it runs: its
 // cached objects are the very ones its transform returned, while another
 // informer of the process shares.
@@ -441,78 +366,4 @@ func TestSetValueSharing_PerInformer(t *testing.T) {
 	if err := SetValueSharing(struct{ SharedIndexInformer }{sharing}, false); err == nil || !strings.Contains(err.Error(), "not an informer of this package") {
 		t.Errorf("SetValueSharing on a foreign informer: %v", err)
 	}
-}
-
-// settledHeap returns the live heap after collections that let the
-// table's cleanups run.
-func settledHeap() uint64 {
-	var ms goruntime.MemStats
-	for range 3 {
-		goruntime.GC()
-		time.Sleep(20 * time.Millisecond)
-	}
-	goruntime.ReadMemStats(&ms)
-	return ms.HeapAlloc
-}
-
-// tinyLeft is how many entries may outlive the objects: a short string
-// shares its 16-byte block with other small allocations, and lives (and
-// stays shareable) while any of them does.
-const tinyLeft = 8
-
-// After 10,000 pods with labels of their own are cached and deleted, the
-// table gives back what they used: its entries go, and the live heap over
-// the baseline is within 1 MB of what the same run leaves without sharing.
-func TestDedup_MemoryReturned(t *testing.T) {
-	const n = 10000
-	run := func(dd *deduper) uint64 {
-		store := NewStore(MetaNamespaceKeyFunc)
-		tf := withDedup(func(obj interface{}) (interface{}, error) { return obj, nil }, dd, store, nil)
-		// The baseline is a warm informer: its plans, made by the first
-		// object, stay as long as it runs.
-		if _, err := tf(safetyPod("warm", 0)); err != nil {
-			t.Fatal(err)
-		}
-		base := settledHeap()
-		for i := range n {
-			p := safetyPod("web", i)
-			p.Labels["pod"] = fmt.Sprintf("unique-%06d", i)
-			p.UID = types.UID(fmt.Sprint("u", i))
-			obj, err := tf(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := store.Add(obj); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for _, obj := range store.List() {
-			if err := store.Delete(obj); err != nil {
-				t.Fatal(err)
-			}
-		}
-		// The cleanups run on their own goroutine, one at a time: wait
-		// for them (a slow machine, -race) before measuring.
-		deadline := time.Now().Add(10 * time.Second)
-		for dd != nil && tableSize(dd) > tinyLeft && time.Now().Before(deadline) {
-			settledHeap()
-		}
-		after := settledHeap()
-		goruntime.KeepAlive(store)
-		if after < base {
-			return 0
-		}
-		return after - base
-	}
-	off := run(nil)
-	s := eagerDeduper()
-	on := run(s)
-	if left := tableSize(s); left > tinyLeft {
-		t.Errorf("%d table entries left after every object went", left)
-	}
-	t.Logf("live heap over baseline: %d B with sharing, %d B without", on, off)
-	if on > off+1<<20 {
-		t.Errorf("sharing keeps %d B after every object went, %d B more than without sharing (limit 1 MiB)", on, on-off)
-	}
-	goruntime.KeepAlive(s)
 }

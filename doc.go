@@ -23,15 +23,10 @@
 //	              UndeltaStore, FakeCustomStore), store_relist.go (the
 //	              relist rule: what a Replace adds, updates, keeps and
 //	              reports deleted), transaction.go (the changes of a
-//	              Transaction), thread_safe_store.go, dedup.go (the
-//	              table of equal values kept once, and a walk plan per
-//	              type), dedup_compare.go (content hash and equality),
-//	              dedup_walk.go (a new object), dedup_unsafe.go (every
-//	              unsafe operation of the walk), dedup_update.go (an update
-//	              beside the object it replaces, and the compactor of quiet
-//	              updates), dedup_guard.go (the background re-check of kept
-//	              values), dedup_switch.go (the informer's switch and
-//	              transform), expiration_cache.go, mutation_cache.go,
+//	              Transaction), thread_safe_store.go, dedup_switch.go
+//	              (value sharing's switch, and an informer's table, guard
+//	              and compactor tied to its queue and store),
+//	              expiration_cache.go, mutation_cache.go,
 //	              mutation_detector.go, listers.go (ListAll*, label matching)
 //	queues        deltas.go (DeltaType, Delta, Deltas: the change records),
 //	              fifo.go (Queue, what every queue shares: ring, lifecycle,
@@ -55,9 +50,12 @@
 //	informer      shared_informer.go (with the typed informer)
 //	factory       factory.go
 //
-// Value sharing (SetValueSharing, KCACHE_SHARE_VALUES) is implemented by
-// the dedup*.go files: "dedup" is that engine's word in file, type and
-// identifier names.
+// Value sharing (SetValueSharing, KCACHE_SHARE_VALUES) is an engine of its
+// own, the package internal/dedup: its table, walk, comparison, guard and
+// compactor, and every unsafe operation of the module. It works on values
+// and types and imports nothing of this package; dedup_switch.go is the
+// one file here that imports it. "dedup" is that engine's word in file,
+// type and identifier names.
 //
 // # Data flow
 //
@@ -210,7 +208,7 @@
 //
 // and one of kcache's own:
 //
-//	KCACHE_SHARE_VALUES                       default true   equal parts of one informer's cached objects, at one field path, are one in memory (dedup.go); an unknown value turns it off
+//	KCACHE_SHARE_VALUES                       default true   equal parts of one informer's cached objects, at one field path, are one in memory (internal/dedup); an unknown value turns it off
 //
 // # Differences from client-go
 //

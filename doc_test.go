@@ -11,8 +11,11 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // docLayers reads the layer map of doc.go's "# Layers" section: one entry
@@ -208,5 +211,161 @@ func TestDocLayers_CrossFileReferencesFound(t *testing.T) {
 		if !slices.Contains(refs, want) {
 			t.Errorf("the references found miss %+v", want)
 		}
+	}
+}
+
+// goFileName finds the Go file names a comment cites: a name ending in
+// .go, with or without a folder before it. A name followed by another
+// extension (shard_apimachinery_test.go.in) is not a Go file's.
+var goFileName = regexp.MustCompile(`[A-Za-z0-9_./-]*[A-Za-z0-9_]\.go\b(\.[A-Za-z0-9]+)?`)
+
+// citedGoFiles returns, for each Go file of the repository (every
+// module's, testdata, vendored and hidden folders left out), the Go file
+// names its comments cite that name no file: a name with a folder is
+// looked up from the citing file's folder, its module's root and the
+// repository's root; a bare name in the citing file's folder and in the
+// root package's (kcache's cache package, which other packages' comments
+// cite by its files' names). A comment that says the file is generated
+// ("generated", "generates") may name a file that is not in the tree.
+func citedGoFiles(t *testing.T, repo string) (stale []string, cited int) {
+	t.Helper()
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(repo, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != repo && (name == "testdata" || name == "vendor" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			return fmt.Errorf("parsing %s: %w", path, err)
+		}
+		dir, mod := filepath.Dir(path), moduleRoot(repo, filepath.Dir(path))
+		for _, cg := range f.Comments {
+			text := cg.Text()
+			generated := strings.Contains(strings.ToLower(text), "generat")
+			for _, m := range goFileName.FindAllStringSubmatch(text, -1) {
+				if m[1] != "" {
+					continue // another extension follows
+				}
+				name := strings.TrimPrefix(m[0], "./")
+				cited++
+				var places []string
+				if strings.Contains(name, "/") {
+					places = []string{filepath.Join(dir, name), filepath.Join(mod, name), filepath.Join(repo, name)}
+				} else {
+					places = []string{filepath.Join(dir, name), filepath.Join(repo, name)}
+				}
+				if generated || slices.ContainsFunc(places, fileExists) {
+					continue
+				}
+				stale = append(stale, fmt.Sprintf("%s:%d names %s, which is no file", path, fset.Position(cg.Pos()).Line, name))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stale, cited
+}
+
+// moduleRoot returns the nearest folder from dir up to repo that holds a
+// go.mod.
+func moduleRoot(repo, dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if fileExists(filepath.Join(d, "go.mod")) || d == repo || d == filepath.Dir(d) {
+			return d
+		}
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// TestComments_CiteFilesThatExist holds the comments of every package of
+// the repository to the tree: each Go file a comment names exists.
+func TestComments_CiteFilesThatExist(t *testing.T) {
+	stale, cited := citedGoFiles(t, ".")
+	for _, s := range stale {
+		t.Error(s)
+	}
+	if cited < 100 {
+		t.Errorf("only %d file names found in comments: the search is broken", cited)
+	}
+}
+
+// TestComments_CitedFilesFound guards the comment test itself: a comment
+// naming a file that is gone is reported, a generated one is not.
+func TestComments_CitedFilesFound(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod":        "module example.com/x\n",
+		"a.go":          "package x\n\n// See b.go and gone.go, and sub/c.go.\nvar A int\n",
+		"b.go":          "package x\n",
+		"sub/c.go":      "// Package sub is generated into out.go.\npackage sub\n",
+		"sub/d.go":      "package sub\n\n// a.go is the root's; lost.go is not; x.go.in is no Go file.\nvar D int\n",
+		"testdata/e.go": "package e\n\n// missing.go, in testdata, is not read.\n",
+	}
+	for name, text := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stale, _ := citedGoFiles(t, dir)
+	var names []string
+	for _, s := range stale {
+		names = append(names, s[strings.LastIndex(s, " names ")+len(" names "):strings.Index(s, ", which")])
+	}
+	if diff := cmp.Diff([]string{"gone.go", "lost.go"}, names); diff != "" {
+		t.Errorf("stale names (-want +got):\n%s", diff)
+	}
+}
+
+// TestDocLayers_EngineBehindOneDoor holds the value-sharing engine to its
+// place: internal/dedup imports no package of this module, and
+// dedup_switch.go is the only file of this package that imports it.
+func TestDocLayers_EngineBehindOneDoor(t *testing.T) {
+	const engine = "github.com/kcache/cache/internal/dedup"
+	importers := map[string][]string{}
+	for _, dir := range []string{".", filepath.Join("internal", "dedup")} {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+				continue
+			}
+			path := filepath.Join(dir, e.Name())
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range f.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				importers[p] = append(importers[p], path)
+				if dir != "." && strings.HasPrefix(p, "github.com/kcache/cache") {
+					t.Errorf("%s imports %s: the engine must not import the module's packages", path, p)
+				}
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"dedup_switch.go"}, importers[engine]); diff != "" {
+		t.Errorf("files of the package importing %s (-want +got):\n%s", engine, diff)
 	}
 }

@@ -135,12 +135,11 @@ type RealFIFO struct {
 	// transformer being then ownerTransform followed by the sharing.
 	ownerTransform TransformFunc
 	dedup          bool
-	// guard re-checks the shared values of the informer's cache
-	// (dedup_guard.go), and compactor shares the parts of its updated
-	// objects once they are quiet (dedup_update.go); nil without value
-	// sharing.
-	guard     *dedupGuard
-	compactor *dedupCompactor
+	// sharing is the informer's value sharing (dedup_switch.go), whose
+	// guard re-checks the shared values of the informer's cache and whose
+	// compactor shares the parts of its updated objects once they are
+	// quiet; nil without value sharing.
+	sharing *valueSharing
 }
 
 var (
@@ -338,7 +337,7 @@ func (f *RealFIFO) prepareListed(obj interface{}) (interface{}, error) {
 		if err != nil {
 			return nil, err
 		}
-		if f.guard != nil && f.guard.suspect(key) {
+		if f.sharing.suspect(key) {
 			return out, nil
 		}
 		return reuseCached(f.consumerCache, key, out), nil
@@ -357,7 +356,7 @@ func (f *RealFIFO) prepareListed(obj interface{}) (interface{}, error) {
 		return out, nil
 	}
 	key, err := f.keyOf(out)
-	if err != nil || (f.guard != nil && f.guard.suspect(key)) {
+	if err != nil || f.sharing.suspect(key) {
 		return out, nil
 	}
 	return reuseCached(f.consumerCache, key, out), nil
@@ -372,16 +371,7 @@ type dedupGuardRunner interface {
 // runDedupGuard runs the guard of the queue's shared values and the
 // compactor of its updates until ctx ends; without dedup it
 // returns at once.
-func (f *RealFIFO) runDedupGuard(ctx context.Context) {
-	var wg sync.WaitGroup
-	if f.compactor != nil {
-		wg.Go(func() { f.compactor.run(ctx) })
-	}
-	if f.guard != nil {
-		f.guard.run(ctx)
-	}
-	wg.Wait()
-}
+func (f *RealFIFO) runDedupGuard(ctx context.Context) { f.sharing.run(ctx) }
 
 // relistRequester is a Reflector's store that may ask it to list again.
 type relistRequester interface {
@@ -390,12 +380,7 @@ type relistRequester interface {
 
 // relistRequests delivers the guard's requests for a relist (nil without
 // dedup: no request ever comes).
-func (f *RealFIFO) relistRequests() <-chan struct{} {
-	if f.guard == nil {
-		return nil
-	}
-	return f.guard.relist
-}
+func (f *RealFIFO) relistRequests() <-chan struct{} { return f.sharing.relists() }
 
 // preparesListed is true with AtomicEvents, whose Replace queues the whole
 // list or nothing, and with dedup (on by default: the cached copy

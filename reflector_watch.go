@@ -148,7 +148,7 @@ type streamReader struct {
 	// streaming a list.
 	abort <-chan error
 	// relist delivers a request of the store to list again (a shared value
-	// changed in the cache, dedup_guard.go), which ends a live watch.
+	// changed in the cache, internal/dedup/guard.go), which ends a live watch.
 	relist <-chan struct{}
 	start  time.Time
 

@@ -226,7 +226,7 @@ func (s *sharedIndexInformer) SetTransform(handler TransformFunc) error {
 }
 
 // SetValueSharing chooses, before the informer runs, whether it shares
-// equal parts of the objects it caches (dedup.go); informers do by
+// equal parts of the objects it caches (internal/dedup); informers do by
 // default. Turning it off gives that informer client-go's layout, each
 // cached object the very one its source returned. It cannot turn sharing
 // on where KCACHE_SHARE_VALUES turned it off for the process. It fails for

@@ -192,7 +192,7 @@ func (c *cache) GetByKey(key string) (item interface{}, exists bool, err error) 
 	return item, exists, nil
 }
 
-// swapIfHeld is the storage's swapIfHeld (dedup_update.go).
+// swapIfHeld is the storage's swapIfHeld (internal/dedup/compactor.go).
 func (c *cache) swapIfHeld(key string, held, equal interface{}) bool {
 	return c.storage.swapIfHeld(key, held, equal)
 }

@@ -184,7 +184,7 @@ func (c *threadSafeMap) put(key string, obj interface{}) {
 // swapIfHeld puts equal under key if the store holds held there (the same
 // pointer) and reports whether it did. equal must equal held in content:
 // its index entries are held's, kept as they are, and no resource version
-// is recorded (dedup's compactor, dedup_update.go).
+// is recorded (value sharing's compactor, internal/dedup/compactor.go).
 func (c *threadSafeMap) swapIfHeld(key string, held, equal interface{}) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

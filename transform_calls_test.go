@@ -266,7 +266,7 @@ func TestInformerQueue_StreamingListSharesAfterTheSecondTransform(t *testing.T) 
 	synctest.Test(t, func(t *testing.T) {
 		rfSetup(t, true)
 		log := &transformLog{}
-		q := newDedupInformerQueue(klog.Background(), &v1.Pod{}, NewStore(MetaNamespaceKeyFunc), log.transform, InformerNameAndResource{}, nil, eagerDeduper()).(*RealFIFO)
+		q := newDedupInformerQueue(klog.Background(), &v1.Pod{}, NewStore(MetaNamespaceKeyFunc), log.transform, InformerNameAndResource{}, nil, eagerSharing()).(*RealFIFO)
 		defer q.Close()
 		lw := &rfLW{streaming: true, watchFn: rfWatches(rfWatchReply{stream: newRFStream(false,
 			rfEvent(watch.Added, rfPod("p1", "1")), rfEvent(watch.Added, rfPod("p2", "2")), rfEndBookmark("2"))})}

@@ -18,7 +18,26 @@ import (
 const (
 	cacheDir   = "tools/cache"
 	testingDir = "tools/cache/testing"
+	dedupDir   = "tools/cache/internal/dedup"
 )
+
+// carriedPackage is a package of kcache's module besides the root that
+// the overlay carries: src is its folder in kcache's module, dst in
+// client-go's, both slash-separated. An optional one may be missing from
+// the kcache source (an older release).
+type carriedPackage struct {
+	src, dst string
+	optional bool
+}
+
+// carriedPackages are the packages the overlay carries besides the root:
+// the fake ListerWatcher, in place of client-go's tools/cache/testing, and
+// the value-sharing engine, which the root imports; the root's imports of
+// them are rewritten (importRewrites).
+var carriedPackages = []carriedPackage{
+	{src: "testing", dst: testingDir},
+	{src: "internal/dedup", dst: dedupDir, optional: true}, // kcache 0.37.0 and older have none
+}
 
 // replacedFiles are the kcache root files the overlay does not copy: it
 // writes generated files of the same names instead (see genfiles.go).
@@ -26,8 +45,9 @@ var replacedFiles = []string{"features.go", "getter.go"}
 
 // importRewrites maps kcache's import paths to their place in the overlay.
 var importRewrites = map[string]string{
-	KcacheModule:              ClientGoModule + "/" + cacheDir,
-	KcacheModule + "/testing": ClientGoModule + "/" + testingDir,
+	KcacheModule:                     ClientGoModule + "/" + cacheDir,
+	KcacheModule + "/testing":        ClientGoModule + "/" + testingDir,
+	KcacheModule + "/internal/dedup": ClientGoModule + "/" + dedupDir,
 }
 
 // header is the first line of every file the tool writes or rewrites.
@@ -38,12 +58,15 @@ func header(kcacheVersion, clientGoVersion string) string {
 
 // skipFromClientGo reports whether a client-go path (slash-separated,
 // relative to its module root) is left out of the copy: the files of
-// tools/cache itself (kcache takes their place) and all of
-// tools/cache/testing (kcache's testing package takes its place).
-// tools/cache/synctrack and every other package are copied unchanged.
+// tools/cache itself (kcache takes their place) and every folder a
+// carried package takes (tools/cache/testing: kcache's testing package
+// takes its place). tools/cache/synctrack and every other package are
+// copied unchanged.
 func skipFromClientGo(rel string, isDir bool) bool {
-	if rel == testingDir {
-		return true
+	for _, p := range carriedPackages {
+		if rel == p.dst {
+			return true
+		}
 	}
 	return !isDir && path.Dir(rel) == cacheDir
 }

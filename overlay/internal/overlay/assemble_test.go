@@ -32,6 +32,11 @@ func TestRewriteImports_MovesKcachePathsAndNothingElse(t *testing.T) {
 			want: "package x\n\nimport (\n\t\"k8s.io/client-go/tools/cache\"\n\tfcache \"k8s.io/client-go/tools/cache/testing\"\n)\n",
 		},
 		{
+			name: "value-sharing engine",
+			src:  "package cache\n\nimport \"github.com/kcache/cache/internal/dedup\"\n",
+			want: "package cache\n\nimport \"k8s.io/client-go/tools/cache/internal/dedup\"\n",
+		},
+		{
 			name:    "kcache package the overlay does not carry",
 			src:     "package x\n\nimport _ \"github.com/kcache/cache/internal/x\"\n",
 			wantErr: "does not carry",
@@ -71,6 +76,7 @@ func TestSkipFromClientGo_DropsOnlyTheReplacedPackages(t *testing.T) {
 		{rel: "tools/cache/shared_informer_test.go", want: true},
 		{rel: "tools/cache/OWNERS", want: true},
 		{rel: "tools/cache/testing", isDir: true, want: true},
+		{rel: "tools/cache/internal/dedup", isDir: true, want: true},
 		{rel: "tools/cache", isDir: true, want: false},
 		{rel: "tools/cache/synctrack", isDir: true, want: false},
 		{rel: "tools/cache/synctrack/synctrack.go", want: false},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -95,9 +96,17 @@ func assemble(ctx context.Context, g goTool, src kcacheSource, cg moduleInfo, ds
 	if err != nil {
 		return Marker{}, fmt.Errorf("placing kcache in %s: %w", cacheDir, err)
 	}
-	testingNames, err := placeKcacheFiles(filepath.Join(src.dir, "testing"), filepath.Join(dst, filepath.FromSlash(testingDir)), head, nil)
-	if err != nil {
-		return Marker{}, fmt.Errorf("placing kcache's testing package in %s: %w", testingDir, err)
+	carried := map[carriedPackage][]string{}
+	for _, p := range carriedPackages {
+		srcDir := filepath.Join(src.dir, filepath.FromSlash(p.src))
+		if _, err := os.Stat(srcDir); p.optional && errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		pn, err := placeKcacheFiles(srcDir, filepath.Join(dst, filepath.FromSlash(p.dst)), head, nil)
+		if err != nil {
+			return Marker{}, fmt.Errorf("placing kcache's package %s in %s: %w", p.src, p.dst, err)
+		}
+		carried[p] = pn
 	}
 	features, err := featuresFile(src.dir, filepath.Join(cg.Dir, "features"), head)
 	if err != nil {
@@ -115,12 +124,16 @@ func assemble(ctx context.Context, g goTool, src kcacheSource, cg moduleInfo, ds
 	for _, n := range append(names, replacedFiles...) {
 		m.Generated = append(m.Generated, path.Join(cacheDir, n))
 	}
-	for _, n := range testingNames {
-		m.Generated = append(m.Generated, path.Join(testingDir, n))
+	goFiles := goFilesIn(src.dir, names)
+	for _, p := range carriedPackages {
+		for _, n := range carried[p] {
+			m.Generated = append(m.Generated, path.Join(p.dst, n))
+		}
+		goFiles = append(goFiles, goFilesIn(filepath.Join(src.dir, filepath.FromSlash(p.src)), carried[p])...)
 	}
 
 	// go.mod: client-go's, raised only where kcache's copied code needs it.
-	imports, err := importsOf(append(goFilesIn(src.dir, names), goFilesIn(filepath.Join(src.dir, "testing"), testingNames)...))
+	imports, err := importsOf(goFiles)
 	if err != nil {
 		return Marker{}, err
 	}

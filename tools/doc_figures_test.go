@@ -4,38 +4,48 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 )
 
-// README's benchmark figures are held to the result files the make targets
-// write under bench/results/ (compare-*.txt, e2e-*.txt, guard-*.txt,
-// recovery-*.txt). The
-// figures checked, as README's "Benchmarks against client-go" says:
+// The benchmark figures of README.md and of the pages under docs/ are held
+// to the result files the make targets write under bench/results/
+// (compare-*.txt, e2e-*.txt, guard-*.txt, recovery-*.txt). The figures
+// checked, as docs/benchmarks.md says:
 //
-//   - every block of README.md (a paragraph or a list item) that names a
+//   - every block of a page (a paragraph or a list item) that names a
 //     result file, bench/results/<kind>-<UTC>.txt: each of its figures must
 //     appear in one of the files it names;
-//   - every table under the "## Benchmarks against client-go" heading (down
-//     to the next "## " heading): each of its figures must appear in the
-//     file named by the block just before the table or, when that block
-//     names none, in the newest result file of the section's kind (compare
-//     under "## Benchmarks against client-go", e2e under its "### Memory"
-//     heading).
+//   - every table right after a block that names result files: each of its
+//     figures must appear in one of those files;
+//   - every other table of a section whose "## " heading names a bench
+//     target (`make bench-compare`, `make bench-e2e`, down to the next "## "
+//     heading): each of its figures must appear in the newest result file of
+//     that target (compare-*, e2e-*).
 //
 // A figure is a number standing alone (digits, thousands commas, a decimal
 // part, maybe an x or × after it); numbers inside words, versions, issue
 // numbers, commands in backticks (`make ...`, `go ...`) and the file names
 // themselves are not figures. Commas are dropped before comparing, so
-// 24,972 in README matches 24972 in a file.
+// 24,972 in a page matches 24972 in a file.
 
 const (
-	readmePath   = "../README.md"
-	resultsDir   = "../bench/results"
-	benchHeading = "## Benchmarks against client-go"
-	e2eHeading   = "### Memory on a real kube-apiserver"
+	repoRoot   = ".."
+	resultsDir = "../bench/results"
 )
+
+// figuresRequired are the pages that must hold checked figures, from the
+// repository's root; every page under docs/ is checked too.
+var figuresRequired = []string{"README.md", "docs/benchmarks.md"}
+
+// sectionKinds maps the bench target a "## " heading names to the kind of
+// result file its tables are held to.
+var sectionKinds = map[string]string{
+	"`make bench-compare`": "compare",
+	"`make bench-e2e`":     "e2e",
+}
 
 var (
 	resultFileRE = regexp.MustCompile(`bench/results/((compare|e2e|guard|recovery)-\d{8}T\d{6}Z\.txt)`)
@@ -68,7 +78,7 @@ func figureSet(t *testing.T, name string) map[string]bool {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(resultsDir, name))
 	if err != nil {
-		t.Fatalf("reading the result file README names: %v", err)
+		t.Fatalf("reading the result file a page names: %v", err)
 	}
 	set := map[string]bool{}
 	for _, f := range figures(string(b)) {
@@ -88,20 +98,20 @@ func newestResult(t *testing.T, kind string) string {
 	return filepath.Base(names[len(names)-1])
 }
 
-// readmeBlock is a paragraph, list item or table of README, with the line
-// it starts at and the section it sits in.
-type readmeBlock struct {
+// pageBlock is a paragraph, list item or table of a page, with the line it
+// starts at and the section it sits in.
+type pageBlock struct {
 	line    int
 	lines   []string
 	table   bool
 	section string // "compare", "e2e" or "" outside the benchmark sections
 }
 
-// readmeBlocks splits README into blocks: a blank line, a heading, a list
+// pageBlocks splits a page into blocks: a blank line, a heading, a list
 // item and the start or end of a table each start a new one.
-func readmeBlocks(text string) []readmeBlock {
-	var blocks []readmeBlock
-	var cur *readmeBlock
+func pageBlocks(text string) []pageBlock {
+	var blocks []pageBlock
+	var cur *pageBlock
 	section, fence := "", false
 	for i, line := range strings.Split(text, "\n") {
 		if strings.HasPrefix(line, "```") {
@@ -113,10 +123,11 @@ func readmeBlocks(text string) []readmeBlock {
 		case fence:
 			continue
 		case strings.HasPrefix(line, "## "):
-			section = map[bool]string{true: "compare", false: ""}[line == benchHeading]
-		case strings.HasPrefix(line, "### ") && section != "":
-			if strings.HasPrefix(line, e2eHeading) {
-				section = "e2e"
+			section = ""
+			for target, kind := range sectionKinds {
+				if strings.Contains(line, target) {
+					section = kind
+				}
 			}
 		}
 		isTable := strings.HasPrefix(line, "|")
@@ -125,7 +136,7 @@ func readmeBlocks(text string) []readmeBlock {
 			continue
 		}
 		if cur == nil || cur.table != isTable || (!isTable && strings.HasPrefix(line, "- ")) {
-			blocks = append(blocks, readmeBlock{line: i + 1, table: isTable, section: section})
+			blocks = append(blocks, pageBlock{line: i + 1, table: isTable, section: section})
 			cur = &blocks[len(blocks)-1]
 		}
 		cur.lines = append(cur.lines, line)
@@ -133,31 +144,50 @@ func readmeBlocks(text string) []readmeBlock {
 	return blocks
 }
 
-// TestReadmeFigures_InResultFiles checks README's benchmark figures against
-// the result files, as the comment at the top of this file says.
-func TestReadmeFigures_InResultFiles(t *testing.T) {
-	b, err := os.ReadFile(readmePath)
+// TestDocFigures_InResultFiles checks the figures of README.md and of
+// every page under docs/ against the result files, as the comment at the
+// top of this file says.
+func TestDocFigures_InResultFiles(t *testing.T) {
+	docs, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := readmeBlocks(string(b))
-	checked := 0
-	for i, blk := range blocks {
-		text := strings.Join(blk.lines, "\n")
-		var files []string
-		for _, m := range resultFileRE.FindAllStringSubmatch(text, -1) {
-			files = append(files, m[1])
+	pages := []string{"README.md"}
+	for _, d := range docs {
+		pages = append(pages, "docs/"+filepath.Base(d))
+	}
+	for _, page := range figuresRequired {
+		if !slices.Contains(pages, page) {
+			t.Errorf("%s, whose figures are checked, is missing", page)
 		}
+	}
+	for _, page := range pages {
+		t.Run(page, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(page)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked := checkPageFigures(t, page, string(b))
+			if checked == 0 && slices.Contains(figuresRequired, page) {
+				t.Errorf("no figure of %s was checked: the blocks that name result files were not found", page)
+			}
+		})
+	}
+}
+
+// checkPageFigures checks the figures of page, whose text is text, and
+// returns how many it checked.
+func checkPageFigures(t *testing.T, page, text string) (checked int) {
+	t.Helper()
+	blocks := pageBlocks(text)
+	for i, blk := range blocks {
+		body := strings.Join(blk.lines, "\n")
+		files := namedResults(body)
 		if blk.table && len(files) == 0 {
-			if blk.section == "" {
-				continue
-			}
 			if i > 0 && !blocks[i-1].table {
-				for _, m := range resultFileRE.FindAllStringSubmatch(strings.Join(blocks[i-1].lines, "\n"), -1) {
-					files = append(files, m[1])
-				}
+				files = namedResults(strings.Join(blocks[i-1].lines, "\n"))
 			}
-			if len(files) == 0 {
+			if len(files) == 0 && blk.section != "" {
 				files = []string{newestResult(t, blk.section)}
 			}
 		}
@@ -168,24 +198,31 @@ func TestReadmeFigures_InResultFiles(t *testing.T) {
 		for j, f := range files {
 			sets[j] = figureSet(t, f)
 		}
-		for _, fig := range figures(text) {
+		for _, fig := range figures(body) {
 			checked++
 			found := false
 			for _, s := range sets {
 				found = found || s[fig]
 			}
 			if !found {
-				t.Errorf("README.md:%d: %s is in none of %v", blk.line, fig, files)
+				t.Errorf("%s:%d: %s is in none of %v", page, blk.line, fig, files)
 			}
 		}
 	}
-	if checked == 0 {
-		t.Error("no README figure was checked: the blocks that name result files were not found")
-	}
+	return checked
 }
 
-// TestReadmeFigures_Figures pins what counts as a figure.
-func TestReadmeFigures_Figures(t *testing.T) {
+// namedResults returns the result files text names.
+func namedResults(text string) []string {
+	var files []string
+	for _, m := range resultFileRE.FindAllStringSubmatch(text, -1) {
+		files = append(files, m[1])
+	}
+	return files
+}
+
+// TestDocFigures_Figures pins what counts as a figure.
+func TestDocFigures_Figures(t *testing.T) {
 	for text, want := range map[string]string{
 		"heap per cached pod | 24,972 B | 8831 B |":               "24972 8831",
 		"ratio 0.23× and 0.54x, 1.40 (p=0.008 n=5), GOGC=100":     "0.23 0.54 1.40",

@@ -1,4 +1,4 @@
-package cache
+package dedup
 
 import (
 	"context"
@@ -13,18 +13,18 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// This file is the guard of an informer's shared values (dedup.go).
+// This file is the guard of an informer's shared values (table.go).
 //
 // A program that writes into a cached object breaks the cache's contract;
-// with dedup, the write reaches every object of the informer that shares
+// with sharing, the write reaches every object of the informer that shares
 // the written part. The guard finds such writes and repairs them: in the
 // background, at a bounded cost, it hashes every shared value again and
 // compares the hash with the one the value was shared under. A value whose
 // content changed is logged as an error (the object type, the field path,
 // how many cached objects share it), counted, taken out of the table so
 // that no object to come is given it, and its objects are fetched from the
-// server again: the informer relists, and those objects are not kept from
-// the cached copy (prepareListed), so the cache equals the server's
+// server again: the informer relists (Relists), and those objects are not
+// kept from the cached copy (Suspect), so the cache equals the server's
 // objects afterwards, index entries included. client-go has no such guard:
 // there, a mutated cached object stays wrong until its next update.
 //
@@ -37,59 +37,59 @@ import (
 // The guard's pace is tuning's guardBudget, guardBatch and
 // guardRoundPause (tuning.go).
 
-// SharedValueMetricsProvider is an optional extension of an
-// InformerMetricsProvider (SetInformerMetricsProvider): an informer whose
-// provider implements it counts there the shared values its guard found
-// changed (see README, "Sharing equal values").
-type SharedValueMetricsProvider interface {
-	// NewSharedValueChangedMetric returns the counter of shared values
-	// found changed in the cache of the informer id.
-	NewSharedValueChangedMetric(id InformerNameAndResource) CounterMetric
+// Counter is a metric counting up: the guard adds one for each changed
+// value it finds.
+type Counter interface{ Inc() }
+
+// Informer is what a Guard knows of the informer whose table it checks.
+type Informer struct {
+	// Objects returns every object the informer caches: the guard looks
+	// there for the objects sharing a changed value.
+	Objects func() []interface{}
+	// Key returns the key an object is cached under.
+	Key func(obj interface{}) (string, error)
+	// Type names the informer's objects in the log (such as "*v1.Pod").
+	Type string
+	// Changed counts the changed values found; nil counts nothing.
+	Changed Counter
 }
 
-// dedupGuard is one informer's guard.
-type dedupGuard struct {
-	s *deduper
-	// cache is the informer's store, scanned for the objects sharing a
-	// changed value.
-	cache Store
-	// objectType names the informer's objects in the log.
-	objectType string
-	changed    CounterMetric
-	// relist holds a request for the Reflector to list again.
+// Guard re-checks the values of one informer's table in the background.
+// Each value found changed is logged, counted, dropped from the table, and
+// repaired: the guard asks for a relist (Relists) that takes none of the
+// objects sharing it from the cache (Suspect). Safe for concurrent use.
+type Guard struct {
+	t  *Table
+	in Informer
+	// relist holds a request for the informer to list again.
 	relist chan struct{}
-	// kick, when set (tests, through onNewDedupGuard), makes the guard
-	// run rounds only when kicked, each without pauses; done then gets the
-	// number of changed values each round found.
-	kick chan struct{}
-	done chan int
 	// mu guards suspects: keys of cached objects that share a changed
 	// value, which the next list must not take from the cache.
 	mu       sync.Mutex
 	suspects map[string]bool
 }
 
-func newDedupGuard(s *deduper, cache Store, objectType any, id InformerNameAndResource, metrics InformerMetricsProvider) *dedupGuard {
-	g := &dedupGuard{s: s, cache: cache, objectType: fmt.Sprintf("%T", objectType), changed: noopMetric{},
-		relist: make(chan struct{}, 1), suspects: map[string]bool{}}
-	if mp, ok := informerMetricsProviderOr(metrics).(SharedValueMetricsProvider); ok && id.Reserved() {
-		g.changed = mp.NewSharedValueChangedMetric(id)
+// NewGuard returns the guard of table t, shared by informer in.
+func NewGuard(t *Table, in Informer) *Guard {
+	if in.Changed == nil {
+		in.Changed = noCount{}
 	}
-	if onNewDedupGuard != nil {
-		onNewDedupGuard(g)
-	}
-	return g
+	return &Guard{t: t, in: in, relist: make(chan struct{}, 1), suspects: map[string]bool{}}
 }
 
-// onNewDedupGuard, when set (tests), is called with each new guard.
-var onNewDedupGuard func(g *dedupGuard)
+// noCount is the Counter of a guard given none.
+type noCount struct{}
 
-// run checks the table round after round until ctx ends.
-func (g *dedupGuard) run(ctx context.Context) {
-	if g.kick != nil {
-		g.runKicked(ctx)
-		return
-	}
+func (noCount) Inc() {}
+
+// Relists delivers the guard's requests for the informer to list again,
+// each made after a changed value was found; requests made while one waits
+// are merged into it.
+func (g *Guard) Relists() <-chan struct{} { return g.relist }
+
+// Run checks the table round after round, at the pace tuning sets, until
+// ctx ends.
+func (g *Guard) Run(ctx context.Context) {
 	pause := func(d time.Duration) bool { return g.pause(ctx, d) }
 	for {
 		roundStart := time.Now()
@@ -103,11 +103,11 @@ func (g *dedupGuard) run(ctx context.Context) {
 // tuning.guardBatch; after each batch it calls pause with the time the
 // budget asks for (tuning.guardBudget), and stops, reporting false, when
 // pause does.
-func (g *dedupGuard) pass(ctx context.Context, pause func(time.Duration) bool) bool {
-	plans := g.s.plansByID()
+func (g *Guard) pass(ctx context.Context, pause func(time.Duration) bool) bool {
+	plans := g.t.plansByID()
 	var batch []dedupEntry
-	for i := range g.s.stripes {
-		batch = g.s.stripes[i].snapshot(batch[:0])
+	for i := range g.t.stripes {
+		batch = g.t.stripes[i].snapshot(batch[:0])
 		for len(batch) > 0 {
 			n := min(len(batch), tuning.guardBatch)
 			start := time.Now()
@@ -122,20 +122,8 @@ func (g *dedupGuard) pass(ctx context.Context, pause func(time.Duration) bool) b
 	return true
 }
 
-// runKicked runs a round at each kick until ctx ends.
-func (g *dedupGuard) runKicked(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-g.kick:
-		}
-		g.done <- g.round(ctx)
-	}
-}
-
 // pause waits d, and reports false when ctx ended.
-func (g *dedupGuard) pause(ctx context.Context, d time.Duration) bool {
+func (g *Guard) pause(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(max(d, 0))
 	defer t.Stop()
 	select {
@@ -146,22 +134,23 @@ func (g *dedupGuard) pause(ctx context.Context, d time.Duration) bool {
 	return true
 }
 
-// round checks every shared value once, without pausing, and returns how
-// many it found changed.
-func (g *dedupGuard) round(ctx context.Context) int {
-	plans := g.s.plansByID()
+// Round checks every shared value of the table once, at once, without
+// pausing, repairs those found changed (as Run does) and returns how many
+// it found.
+func (g *Guard) Round(ctx context.Context) int {
+	plans := g.t.plansByID()
 	found := 0
 	var batch []dedupEntry
-	for i := range g.s.stripes {
-		batch = g.s.stripes[i].snapshot(batch[:0])
+	for i := range g.t.stripes {
+		batch = g.t.stripes[i].snapshot(batch[:0])
 		found += g.check(ctx, batch, plans)
 	}
 	return found
 }
 
-// plansByID returns the deduper's plans by their IDs, the type half of the
+// plansByID returns the table's plans by their IDs, the type half of the
 // table's keys.
-func (s *deduper) plansByID() map[uint64]*typePlan {
+func (s *Table) plansByID() map[uint64]*typePlan {
 	byID := map[uint64]*typePlan{}
 	s.plans.Range(func(_, p any) bool {
 		byID[p.(*typePlan).id] = p.(*typePlan)
@@ -172,11 +161,11 @@ func (s *deduper) plansByID() map[uint64]*typePlan {
 
 // check hashes the values of entries (of the types plans give) again,
 // repairs those that changed and returns how many did.
-func (g *dedupGuard) check(ctx context.Context, entries []dedupEntry, plans map[uint64]*typePlan) int {
+func (g *Guard) check(ctx context.Context, entries []dedupEntry, plans map[uint64]*typePlan) int {
 	found := 0
 	for _, e := range entries {
 		v, plan := e.p.Value(), plans[e.key.plan]
-		if v == nil || plan == nil || g.s.contentHash(e, plan, addr(v)) == e.key.hash {
+		if v == nil || plan == nil || g.t.contentHash(e, plan, addr(v)) == e.key.hash {
 			continue
 		}
 		found++
@@ -187,7 +176,7 @@ func (g *dedupGuard) check(ctx context.Context, entries []dedupEntry, plans map[
 
 // contentHash hashes the shared value v of entry e, of plan's type, as the
 // walk hashed it when it was shared.
-func (s *deduper) contentHash(e dedupEntry, plan *typePlan, v addr) uint64 {
+func (s *Table) contentHash(e dedupEntry, plan *typePlan, v addr) uint64 {
 	switch plan.kind {
 	case reflect.Pointer:
 		return mix(hashPtrSeed, s.hashValue(plan.elem, v, e.depth+1, true))
@@ -200,17 +189,17 @@ func (s *deduper) contentHash(e dedupEntry, plan *typePlan, v addr) uint64 {
 // repair takes the changed value v of entry e (of plan's type) out of the
 // table, finds the cached objects sharing it, reports it and asks for a
 // relist that takes none of them from the cache.
-func (g *dedupGuard) repair(ctx context.Context, e dedupEntry, plan *typePlan, v addr) {
-	g.s.stripeFor(e.key.fold()).drop(e)
+func (g *Guard) repair(ctx context.Context, e dedupEntry, plan *typePlan, v addr) {
+	g.t.stripeFor(e.key.fold()).drop(e)
 	keys, path := g.holders(plan.kind, v)
 	g.mu.Lock()
 	for _, k := range keys {
 		g.suspects[k] = true
 	}
 	g.mu.Unlock()
-	g.changed.Inc()
+	g.in.Changed.Inc()
 	klog.FromContext(ctx).Error(errDedupValueChanged, "A cached object was modified: a value its informer shares changed after it was cached; listing again to repair the cache",
-		"type", g.objectType, "fieldPath", path, "objects", len(keys), "valueType", plan.t.String())
+		"type", g.in.Type, "fieldPath", path, "objects", len(keys), "valueType", plan.t.String())
 	select {
 	case g.relist <- struct{}{}:
 	default:
@@ -223,8 +212,8 @@ var errDedupValueChanged = errors.New("shared value changed in the cache")
 // holders returns the keys of the cached objects holding the value v (a
 // pointer's target, a slice's array or a map, by kind) and the field path
 // of the first one found.
-func (g *dedupGuard) holders(kind reflect.Kind, v addr) (keys []string, path string) {
-	for _, obj := range g.cache.List() {
+func (g *Guard) holders(kind reflect.Kind, v addr) (keys []string, path string) {
+	for _, obj := range g.in.Objects() {
 		p, ok := findReferent(reflect.ValueOf(obj), kind, v, "", 0)
 		if !ok {
 			continue
@@ -232,7 +221,7 @@ func (g *dedupGuard) holders(kind reflect.Kind, v addr) (keys []string, path str
 		if path == "" {
 			path = strings.TrimPrefix(p, ".")
 		}
-		if key, err := DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+		if key, err := g.in.Key(obj); err == nil {
 			keys = append(keys, key)
 		}
 	}
@@ -299,9 +288,9 @@ func fieldStep(f reflect.StructField) string {
 	return "." + name
 }
 
-// suspect reports whether the object under key shares a changed value, and
-// forgets it: the list now taking it in must not keep the cached copy.
-func (g *dedupGuard) suspect(key string) bool {
+// Suspect reports whether the object under key shares a changed value,
+// and forgets it: the list now taking it in must not keep the cached copy.
+func (g *Guard) Suspect(key string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.suspects[key] {

@@ -1,4 +1,4 @@
-package cache
+package dedup
 
 import (
 	"math"
@@ -227,7 +227,7 @@ func TestDeduper_EqualValueFoundWhole(t *testing.T) {
 
 // walkHash walks obj (a pointer to a struct) as share does, asking for
 // its hash, and returns the hash with what the walk made of obj.
-func walkHash(s *deduper, obj interface{}) (uint64, interface{}) {
+func walkHash(s *Table, obj interface{}) (uint64, interface{}) {
 	v := reflect.ValueOf(obj)
 	t := v.Type().Elem()
 	w := &walker{s: s}

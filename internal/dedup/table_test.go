@@ -1,10 +1,9 @@
-package cache
+package dedup
 
 import (
-	"errors"
 	"fmt"
+	"math"
 	"reflect"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/klog/v2"
 )
 
 // dedupPod builds a pod of ReplicaSet rs; i makes its name, IP and
@@ -47,11 +45,11 @@ func dedupPod(rs, i int) *v1.Pod {
 }
 
 // dedupObj shares obj's parts through s and returns the object to keep.
-func dedupObj[T any](s *deduper, obj T) T { return s.dedup(obj).(T) }
+func dedupObj[T any](s *Table, obj T) T { return s.dedup(obj).(T) }
 
 // dedupPair runs inA and inB through s, in that order, and fails the test
 // unless both results equal their inputs and neither input was written.
-func dedupPair[T interface{ DeepCopyObject() runtime.Object }](t *testing.T, s *deduper, inA, inB T) (a, b T) {
+func dedupPair[T interface{ DeepCopyObject() runtime.Object }](t *testing.T, s *Table, inA, inB T) (a, b T) {
 	t.Helper()
 	wantA, wantB := inA.DeepCopyObject(), inB.DeepCopyObject()
 	a, b = dedupObj(s, inA), dedupObj(s, inB)
@@ -266,96 +264,8 @@ func TestDeduper_LateRepeatsShared(t *testing.T) {
 	}
 }
 
-func TestWithDedup(t *testing.T) {
-	errTransform := errors.New("transform failed")
-	tests := []struct {
-		name      string
-		transform TransformFunc
-		dd        *deduper
-		wantErr   error
-		wantDedup bool
-	}{
-		{"sharing off, no transform", nil, nil, nil, false},
-		{"sharing on, no transform", nil, eagerDeduper(), nil, true},
-		{"sharing on after a transform", func(obj interface{}) (interface{}, error) { return obj, nil }, eagerDeduper(), nil, true},
-		{"a failed transform shares nothing", func(interface{}) (interface{}, error) { return nil, errTransform }, eagerDeduper(), errTransform, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tf := withDedup(tt.transform, tt.dd, nil, nil)
-			if tf == nil {
-				if tt.wantDedup || tt.transform != nil {
-					t.Fatal("no transform returned")
-				}
-				return
-			}
-			a, b := dedupPod(1, 1), dedupPod(1, 2)
-			want := b.DeepCopy()
-			outA, err := tf(a)
-			if !errors.Is(err, tt.wantErr) {
-				t.Fatalf("err = %v, want %v", err, tt.wantErr)
-			}
-			outB, err := tf(b)
-			if !errors.Is(err, tt.wantErr) {
-				t.Fatalf("err = %v, want %v", err, tt.wantErr)
-			}
-			if err != nil {
-				return
-			}
-			if !reflect.DeepEqual(outB, want) || !reflect.DeepEqual(b, want) {
-				t.Error("the transformed object or its input differs from the input as given")
-			}
-			if sameMap(a.Labels, b.Labels) {
-				t.Error("the inputs' labels were made one: an input was written")
-			}
-			if got := sameMap(outA.(*v1.Pod).Labels, outB.(*v1.Pod).Labels); got != tt.wantDedup {
-				t.Errorf("labels shared = %v, want %v", got, tt.wantDedup)
-			}
-		})
-	}
-}
-
-// The mutation detector still passes for shared objects and still catches
-// a caller that modifies a shared part; the modification shows in every
-// object sharing it.
-func TestDeduper_MutationDetector(t *testing.T) {
-	tests := []struct {
-		name     string
-		mutate   func(a, b interface{ GetName() string })
-		wantHits int // objects reported
-	}{
-		{"no mutation", func(_, _ interface{ GetName() string }) {}, 0},
-		{"a shared label changed through one pod", nil, 2},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := eagerDeduper()
-			a, b := dedupObj(s, dedupPod(1, 1)), dedupObj(s, dedupPod(1, 2))
-			var report string
-			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-			d := newCacheMutationDetector("pods", klog.Background())
-			d.onMutation = func(r string) { report = r }
-			d.AddObject(a)
-			d.AddObject(b)
-			d.check(now)
-			if tt.mutate == nil {
-				a.Labels["tier"] = "db" // against the contract
-			} else {
-				tt.mutate(a, b)
-			}
-			d.check(now)
-			if got := strings.Count(report, "tier"); (tt.wantHits == 0) != (got == 0) {
-				t.Errorf("report %q, want %d objects reported", report, tt.wantHits)
-			}
-			if tt.wantHits > 0 && !strings.Contains(report, "2 cached object(s)") {
-				t.Errorf("report %q does not list both pods sharing the labels", report)
-			}
-		})
-	}
-}
-
-// Two informers' transforms fed the same object pointers at once, while
-// others read those objects: the inputs are never written (the race
+// Two goroutines (an informer's transforms) share the same object pointers
+// at once through one table, while others read those objects: the inputs are never written (the race
 // detector would see it), each cached object is deep-equal to its input,
 // and equal parts of the two informers' objects are one.
 func TestDedupCopy_SameInputsConcurrently(t *testing.T) {
@@ -370,17 +280,11 @@ func TestDedupCopy_SameInputsConcurrently(t *testing.T) {
 	outs := [2][]*v1.Pod{make([]*v1.Pod, n), make([]*v1.Pod, n)}
 	var wg sync.WaitGroup
 	for inf := range outs {
-		tf := withDedup(nil, dd, nil, nil)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i, in := range inputs {
-				out, err := tf(in)
-				if err != nil {
-					t.Errorf("transform: %v", err)
-					return
-				}
-				outs[inf][i] = out.(*v1.Pod)
+				outs[inf][i] = dd.Share(in).(*v1.Pod)
 			}
 		}()
 	}
@@ -420,8 +324,8 @@ func TestDedupCopy_SameInputsConcurrently(t *testing.T) {
 // no cached object.
 func TestDedupCopy_DeepCopyIndependent(t *testing.T) {
 	dd := eagerDeduper()
-	a := dedupCopy(dd, dedupPod(1, 1)).(*v1.Pod)
-	b := dedupCopy(dd, dedupPod(1, 2)).(*v1.Pod)
+	a := dd.Share(dedupPod(1, 1)).(*v1.Pod)
+	b := dd.Share(dedupPod(1, 2)).(*v1.Pod)
 	if !sameMap(a.Labels, b.Labels) {
 		t.Fatal("labels not shared; the test proves nothing")
 	}
@@ -442,34 +346,26 @@ func TestDedupCopy_DeepCopyIndependent(t *testing.T) {
 func TestDedupCopy_NotAnObject(t *testing.T) {
 	dd := eagerDeduper()
 	m := map[string]string{"a": "b"}
-	if got := dedupCopy(dd, m).(map[string]string); !sameMap(got, m) {
+	if got := dd.Share(m).(map[string]string); !sameMap(got, m) {
 		t.Error("a plain map was replaced")
 	}
 	var nilPod *v1.Pod
-	if got := dedupCopy(dd, nilPod); got != interface{}(nilPod) {
+	if got := dd.Share(nilPod); got != interface{}(nilPod) {
 		t.Errorf("nil pod became %v", got)
 	}
 }
 
-// eagerDeduper is a deduper that shares a value from its first
+// eagerDeduper is a table that shares a value from its first
 // sighting, without the filter of values seen once: for tests of how
 // values are shared, which compare the first objects they cache.
-func eagerDeduper() *deduper {
-	s := newDeduper()
+func eagerDeduper() *Table {
+	s := New(Options{})
 	s.seen.Store(&seenFilter{})
 	return s
 }
 
-// eagerDedup makes every sharer made during the test share values from
-// their first sighting (eagerDeduper).
-func eagerDedup(t *testing.T) {
-	t.Helper()
-	onNewDeduper = func(s *deduper) { s.seen.Store(&seenFilter{}) }
-	t.Cleanup(func() { onNewDeduper = nil })
-}
-
 // tableSize counts the sharer's table entries.
-func tableSize(s *deduper) int {
+func tableSize(s *Table) int {
 	n := 0
 	for i := range s.stripes {
 		st := &s.stripes[i]
@@ -483,7 +379,7 @@ func tableSize(s *deduper) int {
 // A value seen once stays its object's own and takes no table entry; from
 // the second object on, equal values are one, the second object's copy.
 func TestDeduper_SharesFromTheSecondSighting(t *testing.T) {
-	s := newDeduper()
+	s := New(Options{})
 	first := dedupPod(1, 1)
 	labels := first.Labels
 	a := dedupObj(s, first)
@@ -519,7 +415,7 @@ func TestDeduper_SharesFromTheSecondSighting(t *testing.T) {
 // Values that occur once each (pods whose labels are their own) leave the
 // table as empty as it started, however many there are.
 func TestDeduper_UniqueValuesTakeNoEntries(t *testing.T) {
-	s := newDeduper()
+	s := New(Options{})
 	for i := range 2000 {
 		p := dedupPod(i, i)
 		p.Labels = map[string]string{"app": p.Name}
@@ -542,7 +438,7 @@ func TestSeenFilter(t *testing.T) {
 	if !f.sawBefore(42) {
 		t.Error("the filter forgot key 42")
 	}
-	s := newDeduper()
+	s := New(Options{})
 	start := len(s.seen.Load().words)
 	for k := range uint64(tuning.seenMinBits) {
 		s.admit(k * 0x9e3779b97f4a7c15)
@@ -556,5 +452,23 @@ func TestSeenFilter(t *testing.T) {
 	s.admit(1)
 	if got := s.seen.Load(); got == big || len(got.words)*64 != tuning.seenMaxBits {
 		t.Errorf("a full filter at the bound was not replaced by an empty one of the same size")
+	}
+}
+
+// Two sign flips, or -0 against +0, give different hashes: the mixing
+// cannot cancel them.
+func TestDeduper_HashSeesEverySignFlip(t *testing.T) {
+	type pair struct{ A, B float64 }
+	s := eagerDeduper()
+	plan := s.planOf(reflect.TypeFor[pair]())
+	negZero := math.Copysign(0, -1)
+	values := []pair{{0, 0}, {negZero, negZero}, {negZero, 0}, {0, negZero}, {1, -1}, {-1, 1}, {-1, -1}, {1, 1}}
+	seen := map[uint64]pair{}
+	for _, v := range values {
+		h := s.hashValue(plan, addr(&v), 0, true)
+		if prev, ok := seen[h]; ok {
+			t.Errorf("%v and %v hash alike", prev, v)
+		}
+		seen[h] = v
 	}
 }

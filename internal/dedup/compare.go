@@ -1,4 +1,4 @@
-package cache
+package dedup
 
 import (
 	"bytes"
@@ -8,8 +8,8 @@ import (
 	"reflect"
 )
 
-// This file is the content hash of the values a deduper looks up. The
-// walk (dedup_walk.go) computes the same hash while it shares, bottom-up,
+// This file is the content hash of the values a table looks up. The
+// walk (walk.go) computes the same hash while it shares, bottom-up,
 // from the same rules: hashing a value here and walking it give one hash,
 // which TestDeduper_HashMatchesWalk holds. The hash depends on content
 // only; where a value lies is part of its table key, not of its hash.
@@ -17,7 +17,7 @@ import (
 // hashValue returns the content hash of the value of plan's type at a.
 // Under an unexported field (settable false) pointers are hashed by
 // address, as the walk leaves them.
-func (s *deduper) hashValue(plan *typePlan, a addr, depth int, settable bool) uint64 {
+func (s *Table) hashValue(plan *typePlan, a addr, depth int, settable bool) uint64 {
 	if depth > maxDedupDepth {
 		return uint64(plan.kind)
 	}
@@ -68,7 +68,7 @@ func (s *deduper) hashValue(plan *typePlan, a addr, depth int, settable bool) ui
 }
 
 // hashFlat hashes a value made only of booleans and integers by its bytes.
-func (s *deduper) hashFlat(plan *typePlan, a addr) uint64 {
+func (s *Table) hashFlat(plan *typePlan, a addr) uint64 {
 	switch plan.kind {
 	case reflect.Bool:
 		if loadBool(a) {
@@ -93,7 +93,7 @@ func (s *deduper) hashFlat(plan *typePlan, a addr) uint64 {
 }
 
 // hashSparse hashes a flat struct or array with padding, part by part.
-func (s *deduper) hashSparse(plan *typePlan, a addr) uint64 {
+func (s *Table) hashSparse(plan *typePlan, a addr) uint64 {
 	h := uint64(hashStruct)
 	if plan.kind == reflect.Array {
 		for i := range plan.n {
@@ -125,7 +125,7 @@ func hashFloats(kind reflect.Kind, a addr) uint64 {
 }
 
 // hashSlice hashes the slice with header hdr.
-func (s *deduper) hashSlice(plan *typePlan, hdr sliceHeader, depth int, settable bool) uint64 {
+func (s *Table) hashSlice(plan *typePlan, hdr sliceHeader, depth int, settable bool) uint64 {
 	if hdr.data == nil {
 		return hashNilSlice
 	}
@@ -141,7 +141,7 @@ func (s *deduper) hashSlice(plan *typePlan, hdr sliceHeader, depth int, settable
 
 // hashEntries returns a hash of the entries of map m (of plan's type),
 // independent of their order. Pointers in entries are hashed by address.
-func (s *deduper) hashEntries(plan *typePlan, m addr, depth int) uint64 {
+func (s *Table) hashEntries(plan *typePlan, m addr, depth int) uint64 {
 	var sum uint64
 	if plan.strMap {
 		for k, e := range stringMapOf(m) {
@@ -163,7 +163,7 @@ func (s *deduper) hashEntries(plan *typePlan, m addr, depth int) uint64 {
 // pointers and slices held are hashed as where the interface lies; other
 // values as under an unexported field, since the walk replaces nothing
 // in them.
-func (s *deduper) hashHeld(plan *typePlan, a addr, depth int, settable bool) uint64 {
+func (s *Table) hashHeld(plan *typePlan, a addr, depth int, settable bool) uint64 {
 	e := reflect.NewAt(plan.t, a).Elem().Elem()
 	if !e.IsValid() {
 		return hashNilIface
@@ -253,20 +253,20 @@ func (e *mapEntry) done() {
 	e.plan.entries.Put(e)
 }
 
-// What follows compares a value found in the object a deduper walks with
+// What follows compares a value found in the object a table walks with
 // the shared value of the same hash, or with the part of the cached object
 // it replaces, by address and plan, without making interface values of
 // them. Equal means the same bytes once encoded: floats are compared by
 // their bits (-0 is not +0) and a NaN equals nothing; nil and empty differ;
 // funcs are equal only when both are nil. A cached value that reaches
-// state a read may write (dedup_plan.go, reaches below) is never compared:
+// state a read may write (plan.go, reaches below) is never compared:
 // that would read memory that another goroutine may be reading, and so
 // writing. Callers check it (walkTwin); the table holds no such value.
 
 // sameAsKept reports whether the shared value at p equals the one at
 // cur, both of what plan's type refers to: a pointer's target, the arrays
 // of two slices of length n, or two maps.
-func (s *deduper) sameAsKept(plan *typePlan, p, cur addr, n int) bool {
+func (s *Table) sameAsKept(plan *typePlan, p, cur addr, n int) bool {
 	switch plan.kind {
 	case reflect.Pointer:
 		return s.equalAt(plan.elem, p, cur, 1)
@@ -278,7 +278,7 @@ func (s *deduper) sameAsKept(plan *typePlan, p, cur addr, n int) bool {
 
 // equalAt reports whether the values at a and b, of plan's type, are
 // equal; values beyond maxDedupDepth never are.
-func (s *deduper) equalAt(plan *typePlan, a, b addr, depth int) bool {
+func (s *Table) equalAt(plan *typePlan, a, b addr, depth int) bool {
 	if depth > maxDedupDepth {
 		return false
 	}
@@ -314,7 +314,7 @@ func (s *deduper) equalAt(plan *typePlan, a, b addr, depth int) bool {
 
 // equalReferred compares the pointers, slices or maps at a and b by what
 // they refer to.
-func (s *deduper) equalReferred(plan *typePlan, a, b addr, depth int) bool {
+func (s *Table) equalReferred(plan *typePlan, a, b addr, depth int) bool {
 	switch plan.kind {
 	case reflect.Pointer:
 		pa, pb := loadWord(a), loadWord(b)
@@ -357,7 +357,7 @@ func sameBits64(x, y float64) bool {
 }
 
 // equalArrays compares n elements of elem's type at a and b.
-func (s *deduper) equalArrays(elem *typePlan, a, b addr, n, depth int) bool {
+func (s *Table) equalArrays(elem *typePlan, a, b addr, n, depth int) bool {
 	if elem.kind == reflect.Uint8 {
 		return bytes.Equal(bytesAt(a, uintptr(n)), bytesAt(b, uintptr(n)))
 	}
@@ -371,7 +371,7 @@ func (s *deduper) equalArrays(elem *typePlan, a, b addr, n, depth int) bool {
 }
 
 // equalMaps compares the maps ma and mb of plan's type.
-func (s *deduper) equalMaps(plan *typePlan, ma, mb addr, depth int) bool {
+func (s *Table) equalMaps(plan *typePlan, ma, mb addr, depth int) bool {
 	if ma == mb {
 		return true
 	}
@@ -401,7 +401,7 @@ func (s *deduper) equalMaps(plan *typePlan, ma, mb addr, depth int) bool {
 }
 
 // equalHeld compares the values held in the interfaces at a and b.
-func (s *deduper) equalHeld(plan *typePlan, a, b addr, depth int) bool {
+func (s *Table) equalHeld(plan *typePlan, a, b addr, depth int) bool {
 	ea, eb := reflect.NewAt(plan.t, a).Elem().Elem(), reflect.NewAt(plan.t, b).Elem().Elem()
 	if !ea.IsValid() || !eb.IsValid() {
 		return ea.IsValid() == eb.IsValid()
@@ -425,7 +425,7 @@ func (s *deduper) equalHeld(plan *typePlan, a, b addr, depth int) bool {
 // does). Only parts whose types may lead to one are followed, so a
 // container's env vars cost a look at each one's valueFrom pointer. Such a
 // value is never shared whole, nor compared with a cached one.
-func (s *deduper) reaches(plan *typePlan, a addr, depth int) bool {
+func (s *Table) reaches(plan *typePlan, a addr, depth int) bool {
 	if !plan.exposes {
 		return false
 	}
@@ -468,7 +468,7 @@ func (s *deduper) reaches(plan *typePlan, a addr, depth int) bool {
 }
 
 // reachesIn is reaches for a value of any kind held inline at a.
-func (s *deduper) reachesIn(plan *typePlan, a addr, depth int) bool {
+func (s *Table) reachesIn(plan *typePlan, a addr, depth int) bool {
 	if !plan.exposes {
 		return false
 	}

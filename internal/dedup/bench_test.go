@@ -1,4 +1,4 @@
-package cache
+package dedup
 
 import (
 	"context"
@@ -39,7 +39,7 @@ func benchDedupPods(b *testing.B, wire [][]byte, share bool) {
 	var heap float64
 	for b.Loop() {
 		b.StopTimer()
-		s := newDeduper()
+		s := New(Options{})
 		runtime.GC()
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
@@ -51,7 +51,7 @@ func benchDedupPods(b *testing.B, wire [][]byte, share bool) {
 				b.Fatal(err)
 			}
 			if share {
-				p = dedupCopy(s, p).(*v1.Pod)
+				p = s.Share(p).(*v1.Pod)
 			}
 			kept[i] = p
 		}
@@ -67,7 +67,7 @@ func benchDedupPods(b *testing.B, wire [][]byte, share bool) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*pods), "ns/pod")
 }
 
-// BenchmarkDedupGuard_Round times one round of the guard (dedup_guard.go)
+// BenchmarkDedupGuard_Round times one round of the guard (guard.go)
 // over the table of an informer holding 20,000 pods of 100 ReplicaSets:
 // ns/op is the time to check every shared value once; the guard, spending
 // tuning.guardBudget of one core, covers the table in ns/op / guardBudget.
@@ -75,7 +75,7 @@ func BenchmarkDedupGuard_Round(b *testing.B) {
 	g, values := dedupBenchGuard(b, 20000)
 	ctx := context.Background()
 	for b.Loop() {
-		if n := g.round(ctx); n != 0 {
+		if n := g.Round(ctx); n != 0 {
 			b.Fatalf("%d values reported changed", n)
 		}
 	}
@@ -86,35 +86,33 @@ func BenchmarkDedupGuard_Round(b *testing.B) {
 
 // dedupBenchGuard returns the guard of a store holding pods pods of
 // ReplicaSets of 200, deduplicated, and how many values its table holds.
-func dedupBenchGuard(b *testing.B, pods int) (*dedupGuard, int) {
-	s := newDeduper()
-	store := NewStore(MetaNamespaceKeyFunc)
+func dedupBenchGuard(b *testing.B, pods int) (*Guard, int) {
+	s := New(Options{})
+	store := newObjectStore()
 	for i := range pods {
-		if err := store.Add(dedupCopy(s, dedupPod(i/200, i))); err != nil {
-			b.Fatal(err)
-		}
+		store.add(s.Share(dedupPod(i/200, i)))
 	}
 	var entries []dedupEntry
 	for i := range s.stripes {
 		entries = s.stripes[i].snapshot(entries)
 	}
-	return newDedupGuard(s, store, &v1.Pod{}, InformerNameAndResource{}, nil), len(entries)
+	return NewGuard(s, informerOf(store, "*v1.Pod")), len(entries)
 }
 
 // BenchmarkDedupCompactor_Compact times the compaction of one updated pod
-// (dedup_update.go: the compare with the object it replaced and the swap
+// (update.go and compactor.go: the compare with the object it replaced and the swap
 // in the store) beside the protobuf decoding of the same pod, the work
 // every watch event costs: compaction's cost is best read as the ratio of
 // the two (make bench-compare, make bench-e2e's churn phase).
 func BenchmarkDedupCompactor_Compact(b *testing.B) {
 	const pods = 2000
-	s := newDeduper()
-	store := NewStore(MetaNamespaceKeyFunc).(*cache)
+	s := New(Options{})
+	store := newObjectStore()
 	twins := make([]interface{}, pods)
 	updates := make([]*v1.Pod, pods)
 	wire := make([][]byte, pods)
 	for i := range pods {
-		twins[i] = dedupCopy(s, dedupPod(i/200, i))
+		twins[i] = s.Share(dedupPod(i/200, i))
 		p := dedupPod(i/200, i)
 		p.ResourceVersion = "2"
 		p.Labels["rollout"] = "2"
@@ -136,15 +134,13 @@ func BenchmarkDedupCompactor_Compact(b *testing.B) {
 		}
 	})
 	b.Run("compact", func(b *testing.B) {
-		c := newDedupCompactor(s, store)
+		c := NewCompactor(s, store)
 		i := 0
 		for b.Loop() {
 			k := i % pods
 			// Caching the update is timed too: a few hundred
 			// nanoseconds, too little to stop the timer for.
-			if err := store.Update(updates[k]); err != nil {
-				b.Fatal(err)
-			}
+			store.add(updates[k])
 			if !c.compactOne(updates[k].Namespace+"/"+updates[k].Name, twins[k]) {
 				b.Fatal("nothing compacted")
 			}

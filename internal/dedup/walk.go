@@ -1,4 +1,4 @@
-package cache
+package dedup
 
 import (
 	"hash/maphash"
@@ -7,10 +7,10 @@ import (
 	"sync"
 )
 
-// This file is the walk of a deduper (dedup.go) over one object.
+// This file is the walk of a table (table.go) over one object.
 //
 // The walk goes through the object by address, following the plan of each
-// type (dedup_plan.go), hashes its content bottom-up (dedup_compare.go) and,
+// type (plan.go), hashes its content bottom-up (compare.go) and,
 // at each position still looked up, finds the shared value equal to the
 // part there. It never writes into the object it is given: that object
 // belongs to whoever returned it (a ListerWatcher, a transform), who may
@@ -24,7 +24,7 @@ import (
 // walker is one walk's state: the frames on the path from the object to
 // the value walked now.
 type walker struct {
-	s      *deduper
+	s      *Table
 	frames []frame
 	// pairs is scratch space for the entries of a string map.
 	pairs []string
@@ -139,7 +139,7 @@ func copyMemory(t reflect.Type, p addr, n int) addr {
 // copies of the frames above the changed parts and of obj's other parts;
 // when nothing changes it is obj itself. Only non-nil pointers to structs
 // or maps are walked; anything else is returned as it is.
-func (s *deduper) dedup(obj interface{}) interface{} {
+func (s *Table) dedup(obj interface{}) interface{} {
 	v := reflect.ValueOf(obj)
 	if v.Kind() != reflect.Pointer || v.IsNil() {
 		return obj
@@ -153,9 +153,9 @@ func (s *deduper) dedup(obj interface{}) interface{} {
 
 // walkObject walks the object v points at (obj) as the root frame: as a
 // new object, or beside twin, the cached object it replaces, when twin is
-// not nil (dedup_update.go). It returns obj, or its copy with parts
+// not nil (update.go). It returns obj, or its copy with parts
 // replaced.
-func (s *deduper) walkObject(obj interface{}, v reflect.Value, twin addr) interface{} {
+func (s *Table) walkObject(obj interface{}, v reflect.Value, twin addr) interface{} {
 	t := v.Type().Elem()
 	plan := s.planOf(t)
 	w := pooledWalker()
@@ -249,7 +249,7 @@ func (w *walker) walkString(a addr, at position, fr int, need bool) uint64 {
 // intern returns the shared string equal to str (of hash h) at position
 // at, whose site is on, making a copy of str the shared one when there is
 // none; changed is false when str is that string already.
-func (s *deduper) intern(at position, str string, h uint64) (canon string, changed bool) {
+func (s *Table) intern(at position, str string, h uint64) (canon string, changed bool) {
 	key := dedupKey{pos: at.path, hash: h, n: len(str)}
 	st := s.stripeFor(key.fold())
 	if p := st.lookup(key); p != nil {
@@ -272,7 +272,7 @@ func (s *deduper) intern(at position, str string, h uint64) (canon string, chang
 }
 
 // internAt interns str at position at when at's site is on.
-func (s *deduper) internAt(at position, str string, h uint64) (string, bool) {
+func (s *Table) internAt(at position, str string, h uint64) (string, bool) {
 	if len(str) == 0 || at.site == nil || !at.site.enabled() {
 		return "", false
 	}

@@ -1,16 +1,16 @@
-package cache
+package dedup
 
 import (
 	"reflect"
 	"unsafe"
 )
 
-// This file holds every unsafe operation of dedup (dedup.go): the
+// This file holds every unsafe operation of value sharing (table.go): the
 // walk reads and writes cached objects by address, which is what makes it
 // a few nanoseconds per field instead of tens through reflect.Value. No
 // other file of the package imports unsafe (TestUnsafe_OnlyHere); they use
 // these helpers and the addr alias. Each helper says what it assumes, and
-// dedup_unsafe_test.go has a test that fails if a Go release breaks the
+// unsafe_test.go has a test that fails if a Go release breaks the
 // assumption.
 
 // addr is the address of a value the walk reads or writes, or a pointer,

@@ -1,9 +1,11 @@
-package cache
+package dedup
 
 import (
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -13,31 +15,62 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// These tests pin what dedup_unsafe.go assumes of Go's memory layout: on a
+// These tests pin what unsafe.go assumes of Go's memory layout: on a
 // Go release that changes one of them, a test here fails before sharing
 // misreads an object.
 
-// Only dedup_unsafe.go imports unsafe among the package's files.
+// Only this package's unsafe.go imports unsafe among the non-test files of
+// the module (the root package and every package under it, nested modules
+// left out: they are modules of their own).
 func TestUnsafe_OnlyHere(t *testing.T) {
-	entries, err := os.ReadDir(".")
+	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("the module root is not two folders up: %v", err)
+	}
+	here := filepath.Join(root, "internal", "dedup", "unsafe.go")
 	fset := token.NewFileSet()
-	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || name == "dedup_unsafe.go" {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
+	checked := 0
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
+		if d.IsDir() {
+			if path == root {
+				return nil
+			}
+			name := d.Name()
+			if name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+				return filepath.SkipDir // a nested module
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || path == here {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		checked++
 		for _, imp := range f.Imports {
-			if path, _ := strconv.Unquote(imp.Path.Value); path == "unsafe" {
-				t.Errorf("%s imports unsafe; unsafe operations belong in dedup_unsafe.go", name)
+			if p, _ := strconv.Unquote(imp.Path.Value); p == "unsafe" {
+				rel, _ := filepath.Rel(root, path)
+				t.Errorf("%s imports unsafe; unsafe operations belong in internal/dedup/unsafe.go", rel)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 40 {
+		t.Errorf("only %d files checked: the walk missed the module", checked)
 	}
 }
 

@@ -1,126 +1,33 @@
 package cache
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 	"unsafe"
 
+	"github.com/kcache/cache/internal/dedup"
 	fcache "github.com/kcache/cache/testing"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
-
-// An update takes the cached object's memory for every part equal to it,
-// walks the parts that differ as a new object's, and writes into neither
-// the update nor the cached object.
-func TestDeduper_UpdateTakesEqualPartsOfCached(t *testing.T) {
-	update := func(p *v1.Pod) *v1.Pod {
-		p.ResourceVersion = "2"
-		p.Labels["tier"] = "db"
-		p.Status.ContainerStatuses[0].Ready = true
-		return p
-	}
-	tests := []struct {
-		name string
-		got  func(cached, out, in *v1.Pod) bool
-	}{
-		{"containers are the cached array", func(c, o, _ *v1.Pod) bool { return sameSlice(c.Spec.Containers, o.Spec.Containers) }},
-		{"managedFields are the cached array", func(c, o, _ *v1.Pod) bool { return sameSlice(c.ManagedFields, o.ManagedFields) }},
-		{"equal name is the cached string", func(c, o, _ *v1.Pod) bool { return unsafe.StringData(c.Name) == unsafe.StringData(o.Name) }},
-		{"changed labels are not the cached map", func(c, o, _ *v1.Pod) bool { return !sameMap(c.Labels, o.Labels) }},
-		{"changed statuses are a copy of neither", func(c, o, in *v1.Pod) bool {
-			return !sameSlice(c.Status.ContainerStatuses, o.Status.ContainerStatuses) && !sameSlice(in.Status.ContainerStatuses, o.Status.ContainerStatuses)
-		}},
-		{"in changed statuses, the equal container ID is the cached string", func(c, o, _ *v1.Pod) bool {
-			return unsafe.StringData(c.Status.ContainerStatuses[0].ContainerID) == unsafe.StringData(o.Status.ContainerStatuses[0].ContainerID)
-		}},
-		{"changed resource version is the update's", func(_, o, in *v1.Pod) bool { return o.ResourceVersion == "2" }},
-	}
-	s := eagerDeduper()
-	cached := dedupObj(s, dedupPod(1, 7))
-	cachedRefs, cachedWant := references(cached), dedupPod(1, 7)
-	in := update(dedupPod(1, 7))
-	inRefs := references(in)
-	out := s.dedupLike(in, cached).(*v1.Pod)
-	if !reflect.DeepEqual(out, update(dedupPod(1, 7))) || !reflect.DeepEqual(in, update(dedupPod(1, 7))) {
-		t.Fatal("the update's content changed")
-	}
-	if !reflect.DeepEqual(cached, cachedWant) || !slices.Equal(references(cached), cachedRefs) {
-		t.Fatal("the cached object was written")
-	}
-	if !slices.Equal(references(in), inRefs) {
-		t.Fatal("the update was written")
-	}
-	for _, tt := range tests {
-		if !tt.got(cached, out, in) {
-			t.Errorf("%s: no", tt.name)
-		}
-	}
-}
-
-// Whatever the twin, the result is deep-equal to the update and the
-// inputs are left as they were.
-func TestDeduper_UpdateAnyTwin(t *testing.T) {
-	unstr := func(n int64) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]interface{}{"spec": map[string]interface{}{"n": n, "list": []interface{}{"a"}}}}
-	}
-	tests := []struct {
-		name      string
-		obj, twin func() interface{}
-	}{
-		{"equal pod", func() interface{} { return dedupPod(1, 1) }, func() interface{} { return dedupPod(1, 1) }},
-		{"other pod", func() interface{} { return dedupPod(1, 1) }, func() interface{} { return dedupPod(2, 9) }},
-		{"pod with fewer containers", func() interface{} { return dedupPod(1, 1) }, func() interface{} {
-			p := dedupPod(1, 1)
-			p.Spec.Containers = nil
-			p.Labels = nil
-			return p
-		}},
-		{"twin of another type", func() interface{} { return dedupPod(1, 1) }, func() interface{} { return &v1.Service{} }},
-		{"nodes", func() interface{} { return newWalkNode(1) }, func() interface{} { return newWalkNode(2) }},
-		{"unstructured", func() interface{} { return unstr(1) }, func() interface{} { return unstr(2) }},
-		{"empty node beside a full one", func() interface{} { return &walkNode{} }, func() interface{} { return newWalkNode(1) }},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := eagerDeduper()
-			twin := s.dedup(tt.twin())
-			in := tt.obj()
-			refs := references(in)
-			out := s.dedupLike(in, twin)
-			if !reflect.DeepEqual(out, tt.obj()) {
-				t.Fatal("result differs from the update")
-			}
-			if !slices.Equal(references(in), refs) || !reflect.DeepEqual(in, tt.obj()) {
-				t.Fatal("the update was written")
-			}
-			if !reflect.DeepEqual(twin, tt.twin()) {
-				t.Fatal("the twin changed")
-			}
-		})
-	}
-}
 
 // An informer's queue compares an update with the object it replaces in
 // the store.
-func TestWithDedup_UpdateComparedWithCached(t *testing.T) {
-	s := eagerDeduper()
+func TestValueSharing_UpdateComparedWithCached(t *testing.T) {
 	store := NewStore(MetaNamespaceKeyFunc)
-	tf := withDedup(nil, s, store, nil)
-	first, err := tf(dedupPod(1, 3))
+	tf := eagerSharing().transform(nil, store)
+	first, err := tf(safetyPod("web", 3))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := store.Add(first); err != nil {
 		t.Fatal(err)
 	}
-	next := dedupPod(1, 3)
+	next := safetyPod("web", 3)
 	next.ResourceVersion = "5"
 	got, err := tf(next)
 	if err != nil {
@@ -135,81 +42,36 @@ func TestWithDedup_UpdateComparedWithCached(t *testing.T) {
 	}
 }
 
-// An update of an unstructured object takes, inside its content maps, the
-// cached object's maps and strings wherever they are equal, under the
-// same keys; what changed stays the update's own.
-func TestDeduper_UnstructuredUpdateTakesEqualEntries(t *testing.T) {
-	mk := func(rv, phase string) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]interface{}{
-			"apiVersion": "example.com/v1", "kind": "Thing",
-			"metadata": map[string]interface{}{"namespace": "ns", "name": "a", "resourceVersion": rv,
-				"labels": map[string]interface{}{"app": "web"}},
-			"spec":   map[string]interface{}{"replicas": int64(3), "template": map[string]interface{}{"image": "registry/web:1"}},
-			"status": map[string]interface{}{"phase": phase},
-		}}
-	}
-	s := eagerDeduper()
-	cached := dedupObj(s, mk("1", "Pending"))
-	want := mk("2", "Running")
-	in := mk("2", "Running")
-	out := s.dedupLike(in, cached).(*unstructured.Unstructured)
-	if !reflect.DeepEqual(out, want) || !reflect.DeepEqual(in, want) || !reflect.DeepEqual(cached, mk("1", "Pending")) {
-		t.Fatal("content changed, or the update or cached object was written")
-	}
-	mapOf := func(u *unstructured.Unstructured, keys ...string) map[string]interface{} {
-		m := u.Object
-		for _, k := range keys {
-			m = m[k].(map[string]interface{})
+// kicked is a guard or compactor of an informer of the test that works
+// only when kicked: each kick runs one round or compaction, whose count
+// (of changed values found, of objects replaced) done then gets.
+type kicked struct {
+	kick chan struct{}
+	done chan int
+}
+
+// serve runs work at each kick until ctx ends.
+func (k *kicked) serve(ctx context.Context, work func() int) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-k.kick:
 		}
-		return m
-	}
-	checks := []struct {
-		name string
-		one  bool
-		want bool
-	}{
-		{"spec is the cached map", sameMap(mapOf(out, "spec"), mapOf(cached, "spec")), true},
-		{"labels are the cached map", sameMap(mapOf(out, "metadata", "labels"), mapOf(cached, "metadata", "labels")), true},
-		{"status is the update's", sameMap(mapOf(out, "status"), mapOf(in, "status")), true},
-		{"metadata is a new map", sameMap(mapOf(out, "metadata"), mapOf(cached, "metadata")) || sameMap(mapOf(out, "metadata"), mapOf(in, "metadata")), false},
-	}
-	for _, c := range checks {
-		if c.one != c.want {
-			t.Errorf("%s: %v, want %v", c.name, c.one, c.want)
-		}
+		k.done <- work()
 	}
 }
 
-// An update whose slice grew takes the cached object's elements at the
-// same indexes where they are equal (a managedFields entry added).
-func TestDeduper_UpdateOfALongerSliceTakesEqualElements(t *testing.T) {
-	s := eagerDeduper()
-	cached := dedupObj(s, dedupPod(1, 7))
-	in := dedupPod(1, 7)
-	in.ResourceVersion = "2"
-	in.ManagedFields = append(in.ManagedFields, in.ManagedFields[0])
-	in.ManagedFields[1].Manager = "kubelet"
-	out := s.dedupLike(in, cached).(*v1.Pod)
-	if !reflect.DeepEqual(out, in) {
-		t.Fatal("content changed")
+// kickedCompactors makes every compactor run during the test compact only
+// when kicked, and returns them as they start.
+func kickedCompactors(t *testing.T) <-chan *kicked {
+	made := make(chan *kicked, 4)
+	runCompactor = func(c *dedup.Compactor, ctx context.Context) {
+		k := &kicked{kick: make(chan struct{}), done: make(chan int)}
+		made <- k
+		k.serve(ctx, c.CompactAll)
 	}
-	if out.ManagedFields[0].FieldsV1 != cached.ManagedFields[0].FieldsV1 || out.ManagedFields[0].Time != cached.ManagedFields[0].Time {
-		t.Error("the first entry's parts are not the cached ones")
-	}
-	if len(out.ManagedFields) != 2 || out.ManagedFields[1].Manager != "kubelet" {
-		t.Errorf("managedFields = %+v", out.ManagedFields)
-	}
-}
-
-// kickedCompactors makes every compactor made during the test compact only
-// when kicked, and returns them as they are made.
-func kickedCompactors(t *testing.T) <-chan *dedupCompactor {
-	made := make(chan *dedupCompactor, 4)
-	onNewDedupCompactor = func(c *dedupCompactor) {
-		c.kick, c.done = make(chan struct{}), make(chan int)
-		made <- c
-	}
-	t.Cleanup(func() { onNewDedupCompactor = nil })
+	t.Cleanup(func() { runCompactor = (*dedup.Compactor).Run })
 	return made
 }
 
@@ -403,48 +265,6 @@ func TestThreadSafeMap_SwapIfHeld(t *testing.T) {
 	}
 }
 
-// A key is due once quiet for compactQuiet, or once it has waited
-// compactLongest however often it changes; the twin kept is the one the
-// first update replaced.
-func TestDedupCompactor_Due(t *testing.T) {
-	t0 := time.Unix(1000, 0)
-	first, second := safetyPod("web", 0), safetyPod("web", 1)
-	tests := []struct {
-		name  string
-		notes []time.Duration
-		now   time.Duration
-		due   bool
-	}{
-		{"just updated", []time.Duration{0}, tuning.compactQuiet / 2, false},
-		{"quiet long enough", []time.Duration{0}, tuning.compactQuiet, true},
-		{"updated again since", []time.Duration{0, tuning.compactQuiet}, tuning.compactQuiet * 3 / 2, false},
-		{"quiet after the last update", []time.Duration{0, tuning.compactQuiet}, 2 * tuning.compactQuiet, true},
-		{"busy but waited longest", []time.Duration{0, tuning.compactLongest - tuning.compactQuiet/2}, tuning.compactLongest, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := &dedupCompactor{wake: make(chan struct{}, 1), pending: map[string]*pendingUpdate{}}
-			for i, d := range tt.notes {
-				twin := first
-				if i > 0 {
-					twin = second
-				}
-				c.note("ns/web-0", twin, t0.Add(d))
-			}
-			got := c.due(t0.Add(tt.now), false)
-			if _, ok := got["ns/web-0"]; ok != tt.due {
-				t.Fatalf("due = %v, want %v", ok, tt.due)
-			}
-			if tt.due && !sameObject(got["ns/web-0"], first) {
-				t.Error("the twin kept is not the one the first update replaced")
-			}
-			if c.waiting() == tt.due {
-				t.Errorf("waiting = %v after due = %v", c.waiting(), tt.due)
-			}
-		})
-	}
-}
-
 // Readers of cached objects and of the objects delivered to handlers run
 // beside updates and compactions without a data race (run with -race).
 func TestDedupCompactor_ReadersDoNotRace(t *testing.T) {
@@ -523,9 +343,6 @@ func TestDedupCompactor_RunsOnItsOwn(t *testing.T) {
 // With sharing off for the informer there is no compactor: the cache keeps
 // the delivered object.
 func TestDedupCompactor_NoneWithoutSharing(t *testing.T) {
-	made := make(chan *dedupCompactor, 1)
-	onNewDedupCompactor = func(c *dedupCompactor) { made <- c }
-	t.Cleanup(func() { onNewDedupCompactor = nil })
 	src := fcache.NewFakeControllerSource()
 	t.Cleanup(src.Shutdown)
 	src.Add(safetyPod("web", 0))
@@ -534,9 +351,18 @@ func TestDedupCompactor_NoneWithoutSharing(t *testing.T) {
 		t.Fatal(err)
 	}
 	runInformer(t, inf)
-	select {
-	case <-made:
-		t.Fatal("a compactor was made for an informer without sharing")
-	default:
+	s := inf.(*sharedIndexInformer)
+	s.mu.Lock()
+	q := s.controller.(*controller).config.Queue.(*RealFIFO)
+	s.mu.Unlock()
+	if q.sharing != nil {
+		t.Fatal("an informer without sharing has a table, a guard or a compactor")
 	}
+	p := safetyPod("web", 0)
+	p.ResourceVersion = "2"
+	src.Modify(p)
+	waitFor(t, func() bool {
+		obj, _, _ := inf.GetStore().GetByKey("ns/web-0")
+		return obj.(*v1.Pod).ResourceVersion == "2"
+	})
 }
