@@ -38,9 +38,12 @@ unit:
 # its go.mod requires the oldest (k8s.io/apimachinery and k8s.io/api
 # v0.35.0, what `make unit` tests), and tools/minors.sh copies the module to
 # a scratch directory per minor, `go get`s k8s.io/apimachinery and
-# k8s.io/api at v0.36.6 and v0.37.2 there (MINORS=... for others), and runs
-# go vet and go test -race, adding the tests that compare the shard hash
-# with apimachinery's own.
+# k8s.io/api at v0.36.6, v0.37.2 and the pre-release v0.38.0-beta.0 there
+# (MINORS=... for others), and runs go vet and go test -race, adding the
+# tests that compare the shard hash with apimachinery's own. v0.38 needs Go
+# 1.27: the script sets GOTOOLCHAIN=go1.27.3 for it (fetched from the module
+# proxy), and pins one module version the proxy does not serve (see
+# proxyGaps in the script).
 minors-test:
 	GO=$(GO) tools/minors.sh root $(MINORS)
 

@@ -5,8 +5,12 @@
 # MODULE is root (the library, github.com/kcache/cache) or clientgo (the
 # bridge, github.com/kcache/cache/clientgo). Each VERSION is a release of
 # the k8s.io staging modules; the defaults are the newest patch of each
-# supported minor above the one the module requires (root: v0.36.6 v0.37.2;
-# clientgo: v0.35.10 v0.36.6 v0.37.2). For each VERSION it
+# supported minor above the one the module requires, and for the library
+# the next minor's pre-release (root: v0.36.6 v0.37.2 v0.38.0-beta.0;
+# clientgo: v0.35.10 v0.36.6 v0.37.2; the bridge does not build on v0.38,
+# whose SharedIndexInformer has a SetShardSelector method the bridge's
+# informer lacks). A release of a minor from v0.38 on runs with
+# GOTOOLCHAIN=go1.27.3 (toolchain_for). For each VERSION it
 #   1. copies the module into a scratch directory (nested modules left out;
 #      for clientgo, the library too, beside it as in the repository);
 #   2. `go get`s k8s.io/apimachinery and k8s.io/api at VERSION (clientgo:
@@ -43,7 +47,7 @@ shift
 case "$module" in
 root)
 	src="$root"
-	defaults=(v0.36.6 v0.37.2)
+	defaults=(v0.36.6 v0.37.2 v0.38.0-beta.0)
 	staging=(k8s.io/apimachinery k8s.io/api)
 	;;
 clientgo)
@@ -89,10 +93,53 @@ add_minor_tests() {
 	return 0
 }
 
+# toolchain_for VERSION prints the Go toolchain a release needs when it is
+# newer than the machine's: the k8s.io staging modules of v0.38 require Go
+# 1.27, which the go command fetches from the module proxy (GOTOOLCHAIN).
+toolchain_for() {
+	[ "$(minor_of "$1")" -ge 38 ] && echo go1.27.3
+	return 0
+}
+
+# proxyGaps are module versions a supported release requires that the
+# module proxy does not serve (it answers 403 "not available"; checked
+# 2026-11-28), each with the newest version it serves: MODULE NEEDED SERVED.
+# Each becomes a replace of that exact version, which changes nothing for
+# releases that do not require it. apimachinery v0.38.0-beta.0 requires
+# structured-merge-diff/v7 v7.0.1.
+proxyGaps=(
+	"sigs.k8s.io/structured-merge-diff/v7 v7.0.1 v7.0.0"
+)
+
+# pin_proxy_gaps replaces, in the module of the current directory, every
+# module version of proxyGaps with the version the proxy serves.
+pin_proxy_gaps() {
+	local gap m needed served
+	for gap in "${proxyGaps[@]}"; do
+		read -r m needed served <<<"$gap"
+		"$GO" mod edit -replace="$m@$needed=$m@$served" || return 1
+	done
+}
+
+# tidy tidies the module of the current directory. On a release that needs
+# a newer toolchain, the tests of the staging modules import a module the
+# proxy does not serve at that release (k8s.io/ktesting v0.38.0-beta.0), so
+# tidy goes on past that error (-e): it only concerns their tests, which
+# nothing here builds.
+tidy() {
+	if [ -n "$(toolchain_for "$1")" ]; then
+		"$GO" mod tidy -e
+	else
+		"$GO" mod tidy
+	fi
+}
+
 # run_version VERSION DIR tests the module at VERSION in DIR; its output
 # goes to DIR.log.
 run_version() {
-	local version="$1" dir="$2" mod
+	local version="$1" dir="$2" mod toolchain
+	toolchain="$(toolchain_for "$version")"
+	[ -n "$toolchain" ] && export GOTOOLCHAIN="$toolchain"
 	copy_module "$root" "$dir" || return 1
 	cd "$dir" || return 1
 	if [ "$module" = clientgo ]; then
@@ -104,9 +151,10 @@ run_version() {
 	fi
 	local gets=()
 	for mod in "${staging[@]}"; do gets+=("$mod@$version"); done
+	pin_proxy_gaps || return 1
 	"$GO" get "${gets[@]}" || return 1
 	add_minor_tests "$version" || return 1
-	"$GO" mod tidy || return 1
+	tidy "$version" || return 1
 	for mod in "${staging[@]}"; do
 		local got
 		got="$("$GO" list -m -f '{{.Version}}' "$mod")" || return 1

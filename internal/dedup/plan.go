@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"sync"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // This file describes, once per type, what a table's walk (table.go,
@@ -73,9 +75,15 @@ type containerSites struct {
 }
 
 // readOnlyStructs are structs with unexported fields whose methods never
-// write them on a read: time.Time's readers all take a copy.
+// write them on a read: time.Time's readers all take a copy, and
+// metav1.FieldsV1, from apimachinery v0.38 on (v0.37 with the fieldsv1string
+// build tag), holds its bytes as a unique.Handle[string], set only by its
+// setters; equal handles are equal contents, so hashing the handle (by its
+// address, as under any unexported field) is exact. Where FieldsV1 has an
+// exported Raw field instead, its entry here is never consulted.
 var readOnlyStructs = map[reflect.Type]bool{
-	reflect.TypeFor[time.Time](): true,
+	reflect.TypeFor[time.Time]():       true,
+	reflect.TypeFor[metav1.FieldsV1](): true,
 }
 
 var stringMapType = reflect.TypeFor[map[string]string]()
