@@ -124,8 +124,8 @@ integration-recovery: .SHELLFLAGS := -o pipefail -c
 # on the kcache overlay of it, each pair against a fresh kas with KWOK's fake
 # nodes while controlplane/'s driver plays one scenario (create, rolling
 # update, scale, deletes, churn); heap, RSS and CPU from their /metrics,
-# phase times, the end states compared; CP_SCHED_PERF=1 adds
-# scheduler_perf. Writes bench/results/control-plane-<UTC>.txt. CP_PODS
+# phase times, the end states compared; then scheduler_perf (CP_SCHED_PERF=0
+# leaves it out). Writes bench/results/control-plane-<UTC>.txt. CP_PODS
 # (default 20000), CP_CHURN, CP_ROUNDS...: see controlplane/README.md.
 bench-control-plane:
 	CP_COMMAND="make bench-control-plane" GO=$(GO) controlplane/run.sh

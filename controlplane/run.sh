@@ -19,7 +19,7 @@
 #      (stock first in odd rounds, kcache first in even ones): start kas,
 #      the controller manager, the scheduler and KWOK; run the driver; stop
 #      them all;
-#   5. scheduler_perf (CP_SCHED_PERF=1): the upstream test package
+#   5. scheduler_perf (unless CP_SCHED_PERF=0): the upstream test package
 #      test/integration/scheduler_perf built on each modfile and run
 #      unchanged, CP_SCHED_PERF_WORKLOADS in turn, alternating variants;
 #   6. cmd/report writes the result file.
@@ -32,9 +32,8 @@
 #   CP_IDLE        each idle window where steady-state memory is read (30s)
 #   CP_ROUNDS      rounds of both variants (default 1)
 #   CP_QPS         client QPS of both components (default 200; burst 2x)
-#   CP_SCHED_PERF  1 to run scheduler_perf too (default 0)
-#   CP_SCHED_PERF_WORKLOADS  -test.bench regexps, space separated (default
-#                  the SchedulingBasic 500Nodes case)
+#   CP_SCHED_PERF  0 to leave scheduler_perf out (default 1)
+#   CP_SCHED_PERF_WORKLOADS, CP_SCHED_PERF_ROUNDS  see sched_perf.sh
 #   CP_RESULT      result file (default ../bench/results/control-plane-<UTC>.txt)
 #   CP_COMMAND     the command named in the header (default this script)
 #   KWOK_VERSION   default v0.8.0
@@ -179,7 +178,7 @@ done
 
 # 5. scheduler_perf.
 : >"$WORK/sched-perf.tsv"
-if [[ ${CP_SCHED_PERF:-0} == 1 ]]; then
+if [[ ${CP_SCHED_PERF:-1} == 1 ]]; then
   t=$SECONDS
   # A failure leaves the figures of the workloads that ran; the report says
   # which ran.
@@ -192,7 +191,7 @@ result=${CP_RESULT:-$ROOT/bench/results/control-plane-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$(dirname "$result")"
 {
   echo "# make bench-control-plane result"
-  echo "command: ${CP_COMMAND:-controlplane/run.sh} (CP_PODS=${CP_PODS:-20000} CP_NODES=${CP_NODES:-auto} CP_CHURN=${CP_CHURN:-5m} CP_CHURN_RATE=${CP_CHURN_RATE:-20} CP_ROUNDS=$ROUNDS CP_QPS=$QPS CP_SCHED_PERF=${CP_SCHED_PERF:-0})"
+  echo "command: ${CP_COMMAND:-controlplane/run.sh} (CP_PODS=${CP_PODS:-20000} CP_NODES=${CP_NODES:-auto} CP_CHURN=${CP_CHURN:-5m} CP_CHURN_RATE=${CP_CHURN_RATE:-20} CP_ROUNDS=$ROUNDS CP_QPS=$QPS CP_SCHED_PERF=${CP_SCHED_PERF:-1})"
   echo "date:    $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "machine: $(uname -a)"
   echo "cpus:    $(nproc)"

@@ -10,8 +10,9 @@
 #   CP_SCHED_PERF_WORKLOADS  PACKAGE:BENCH pairs, space separated: the
 #                  package under scheduler_perf/ and the part of the
 #                  benchmark's name after BenchmarkPerfScheduling/
-#                  (default misc:SchedulingBasic/500Nodes)
-#   CP_SCHED_PERF_ROUNDS     rounds, both variants each, order alternating (1)
+#                  (default: SchedulingBasic at 500 and 5000 nodes,
+#                  SchedulingPodAntiAffinity and TopologySpreading at 500)
+#   CP_SCHED_PERF_ROUNDS     rounds, both variants each, order alternating (2)
 set -uo pipefail
 
 OUT=$1
@@ -22,8 +23,8 @@ BIN=$WORK/bin
 LOGS=$WORK/logs/sched-perf
 PROOF_SYMBOL='k8s.io/client-go/tools/cache.(*deduper)'
 PREFIX=k8s.io/kubernetes/test/integration/scheduler_perf
-WORKLOADS=${CP_SCHED_PERF_WORKLOADS:-misc:SchedulingBasic/500Nodes}
-ROUNDS=${CP_SCHED_PERF_ROUNDS:-1}
+WORKLOADS=${CP_SCHED_PERF_WORKLOADS:-misc:SchedulingBasic/500Nodes affinity:SchedulingPodAntiAffinity/500Nodes topology_spreading:TopologySpreading/500Nodes misc:SchedulingBasic/5000Nodes}
+ROUNDS=${CP_SCHED_PERF_ROUNDS:-2}
 
 say() { echo "sched-perf: $*" >&2; }
 die() { say "FAILED: $*"; exit 1; }
@@ -54,9 +55,11 @@ for wl in $WORKLOADS; do
     for v in "${order[@]}"; do
       t=$SECONDS
       log=$LOGS/$pkg-${bench//\//_}-$r-$v.log
+      # -test.bench matches each level of the name alone: anchor each.
+      pattern="^BenchmarkPerfScheduling\$/^${bench//\//\$/^}\$"
       # The README's way of running one benchmark once; the workload's
       # labels are not filtered (the bench regexp picks it).
-      (cd "$dir" && "$BIN/$v/sched-perf-$pkg.test" -test.run='^$' -test.bench="^BenchmarkPerfScheduling/$bench\$" \
+      (cd "$dir" && "$BIN/$v/sched-perf-$pkg.test" -test.run='^$' -test.bench="$pattern" \
         -test.benchtime=1x -test.short=false -test.timeout=60m -perf-scheduling-label-filter= \
         -data-items-dir="$LOGS") >"$log" 2>"$log.stderr" || die "scheduler_perf $bench on $v, see $log and $log.stderr"
       # A result line on stdout (the logs go to stderr): name, iterations,

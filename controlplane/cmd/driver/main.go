@@ -92,7 +92,10 @@ func main() {
 	if *nodes == 0 {
 		*nodes = max(3, *pods/100)
 	}
-	r := &run{c: c, plan: makePlan(*pods), timeout: *timeout, rng: rand.New(rand.NewPCG(*seed, 36)),
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	r := &run{c: c, plan: makePlan(*pods), timeout: *timeout, out: *out, rng: rand.New(rand.NewPCG(*seed, 36)),
 		comps: []*component{{name: "kcm", url: *kcmURL}, {name: "scheduler", url: *schedURL}}}
 	res := result{Variant: *variant, Pods: r.plan.pods, Nodes: *nodes, Namespaces: len(r.plan.namespaces)}
 	ctx := context.Background()
@@ -119,12 +122,12 @@ func main() {
 		res.ScheduleSecs = allBound.Sub(began).Seconds()
 		res.ScheduledPS = float64(r.plan.pods) / res.ScheduleSecs
 	}
-	res.Steady = r.idle(ctx, *idle)
+	res.Steady = r.idle(ctx, *idle, "steady")
 	res.Phases = append(res.Phases, r.phase(ctx, "rolling-update", func() error { return r.rollingUpdate(ctx) }, r.converged))
 	res.Phases = append(res.Phases, r.phase(ctx, "scale", func() error { return r.scale(ctx) }, r.converged))
 	res.Phases = append(res.Phases, r.phase(ctx, "delete", func() error { return r.deletes(ctx) }, r.converged))
 	res.Phases = append(res.Phases, r.phase(ctx, "churn", func() error { return r.churn(ctx, *churn, *churnRate) }, r.converged))
-	res.SteadyEnd = r.idle(ctx, *idle)
+	res.SteadyEnd = r.idle(ctx, *idle, "end")
 	stopPoll()
 	res.Peak = map[string]memory{}
 	for _, comp := range r.comps {
@@ -176,6 +179,7 @@ type run struct {
 	rng      *rand.Rand
 	comps    []*component
 	expectNS map[string]bool
+	out      string
 }
 
 // waitComponents waits until both components serve metrics and hold their
@@ -263,8 +267,16 @@ func (r *run) phase(ctx context.Context, name string, action func() error, check
 func (r *run) converged(cl *cluster) string { return cl.pending(r.expectNS) }
 
 // idle waits d with no writes and returns each component's median heap and
-// RSS over that window.
-func (r *run) idle(ctx context.Context, d time.Duration) map[string]memory {
+// RSS over that window. It starts with a garbage collection in each
+// component (its heap profile with gc=1, kept as heap-LABEL-COMPONENT.pb.gz),
+// so the window sees live objects rather than whatever garbage the last
+// collection left: an idle process may not collect for two minutes.
+func (r *run) idle(ctx context.Context, d time.Duration, label string) map[string]memory {
+	for _, comp := range r.comps {
+		if err := comp.heapProfile(ctx, filepath.Join(r.out, "heap-"+label+"-"+comp.name+".pb.gz")); err != nil {
+			log.Printf("idle %s: heap profile of %s: %v", label, comp.name, err)
+		}
+	}
 	from := time.Now()
 	time.Sleep(d)
 	to := time.Now()
@@ -277,7 +289,7 @@ func (r *run) idle(ctx context.Context, d time.Duration) map[string]memory {
 		}
 		out[comp.name] = memory{Heap: median(heap), RSS: median(rss)}
 	}
-	log.Printf("idle %s: kcm heap %.1f MiB, scheduler heap %.1f MiB", d, out["kcm"].Heap/(1<<20), out["scheduler"].Heap/(1<<20))
+	log.Printf("idle %s %s: kcm heap %.1f MiB, scheduler heap %.1f MiB", label, d, out["kcm"].Heap/(1<<20), out["scheduler"].Heap/(1<<20))
 	return out
 }
 

@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -106,6 +109,34 @@ func (c *component) scrape(ctx context.Context) (sample, error) {
 		return s, fmt.Errorf("%s lacks %v", c.url, missing)
 	}
 	return s, nil
+}
+
+// heapProfile asks the component for its heap profile with gc=1, which
+// runs a garbage collection first, and writes the profile to path. The
+// components serve /debug/pprof on their secure port (--profiling, on by
+// default).
+func (c *component) heapProfile(ctx context.Context, path string) error {
+	url := strings.TrimSuffix(c.url, "/metrics") + "/debug/pprof/heap?gc=1"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	if metricsToken != "" {
+		req.Header.Set("Authorization", "Bearer "+metricsToken)
+	}
+	resp, err := metricsClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }
 
 // record scrapes once and keeps the sample.

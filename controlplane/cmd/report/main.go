@@ -57,7 +57,15 @@ func main() {
 	if err != nil || len(dirs) == 0 {
 		log.Fatalf("report: no runs under %s", *runs)
 	}
-	sort.Strings(dirs)
+	// In the order they ran: run.sh alternates the variants' order by round.
+	mtime := func(d string) int64 {
+		st, err := os.Stat(filepath.Join(d, "result.json"))
+		if err != nil {
+			log.Fatalf("report: %v", err)
+		}
+		return st.ModTime().UnixNano()
+	}
+	sort.Slice(dirs, func(i, j int) bool { return mtime(dirs[i]) < mtime(dirs[j]) })
 	byVariant := map[string][]*result{}
 	var all []*result
 	for _, d := range dirs {
@@ -95,7 +103,8 @@ func main() {
 		stock[0].Pods, stock[0].Namespaces, stock[0].Nodes, runNames(all))
 	p("figures:  the median over the runs of each variant; heap = go_memstats_heap_inuse_bytes, RSS = process_resident_memory_bytes,\n")
 	p("          CPU = process_cpu_seconds_total, all from each component's /metrics, scraped every 2 s; steady = median of an idle\n")
-	p("          window after the create phase converged (every pod running); peak = largest sample of the run\n\n")
+	p("          window after the create phase converged (every pod running), opened by a garbage collection in each component\n")
+	p("          (its heap profile with gc=1, kept in the run's directory); peak = largest sample of the run\n\n")
 
 	type row struct {
 		name string
@@ -181,8 +190,6 @@ func main() {
 }
 
 func runNames(rs []*result) string {
-	// Directory names sort by round; within a round the order run.sh used
-	// alternates, so say it from the runs' own order of creation.
 	var names []string
 	for _, r := range rs {
 		names = append(names, r.dir)
