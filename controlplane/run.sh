@@ -53,6 +53,9 @@ KCM_PORT=${CP_KCM_PORT:-20257}
 SCHED_PORT=${CP_SCHED_PORT:-20259}
 KWOK_PORT=${CP_KWOK_PORT:-20247}
 export KAS_CACHE_DIR=$WORK/kas
+# kas's default service range, a /24, holds 254 services; the scenario has
+# one per deployment and statefulset (about 340 at 5,000 pods).
+export KAS_APISERVER_ARGS="--service-cluster-ip-range=10.96.0.0/12 ${KAS_APISERVER_ARGS:-}"
 KAS=$ROOT/kas/run.sh
 
 say() { echo "control-plane: $*" >&2; }
