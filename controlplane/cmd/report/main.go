@@ -210,11 +210,17 @@ func med(rs []*result, get func(*result) float64) float64 {
 	for _, r := range rs {
 		xs = append(xs, get(r))
 	}
-	sort.Float64s(xs)
-	if len(xs)%2 == 1 {
-		return xs[len(xs)/2]
+	return median(xs)
+}
+
+// median of xs (the mean of the middle two for an even count).
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
 	}
-	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func ratio(a, b float64) float64 {
@@ -289,9 +295,7 @@ func schedulerPerf(w *strings.Builder, path string) (float64, int) {
 		if len(xs) == 0 {
 			return math.NaN()
 		}
-		s := append([]float64(nil), xs...)
-		sort.Float64s(s)
-		return s[len(s)/2]
+		return median(xs)
 	}
 	fmt.Fprintf(w, "scheduler_perf (test/integration/scheduler_perf, unedited), SchedulingThroughput in pods/s, median over runs:\n\n")
 	fmt.Fprintf(w, "| workload | stock avg | kcache avg | kcache/stock | stock p50 | kcache p50 | stock p90 | kcache p90 | runs per side |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
