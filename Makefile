@@ -2,7 +2,7 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: minors-test clientgo-minors-test bench-guard test lint overlay overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery
+.PHONY: minors-test clientgo-minors-test bench-guard test lint overlay overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane
 
 test: fmt-check vet lint unit minors-test bench-smoke compat clientgo-test clientgo-minors-test membership-test examples-test bench-smoke-compare overlay-test integration ecosystem-smoke bench-e2e-quick
 
@@ -121,6 +121,17 @@ integration-recovery:
 	  INTEGRATION_PHASES=recovery GO=$(GO) integration/run.sh 2>&1 | grep -E 'recovery_test.go|^(--- |ok |FAIL|PASS)|^integration: phase'; } | tee $$f
 integration-recovery: SHELL := /bin/bash
 integration-recovery: .SHELLFLAGS := -o pipefail -c
+
+# bench-control-plane (opt-in, not in make test): kube-controller-manager and
+# kube-scheduler of Kubernetes v1.36.4 built on stock client-go v0.36.4 and
+# on the kcache overlay of it, each pair against a fresh kas with KWOK's fake
+# nodes while controlplane/'s driver plays one scenario (create, rolling
+# update, scale, deletes, churn); heap, RSS and CPU from their /metrics,
+# phase times, the end states compared; then scheduler_perf (CP_SCHED_PERF=0
+# leaves it out). Writes bench/results/control-plane-<UTC>.txt. CP_PODS
+# (default 20000), CP_CHURN, CP_ROUNDS...: see controlplane/README.md.
+bench-control-plane:
+	CP_COMMAND="make bench-control-plane" GO=$(GO) controlplane/run.sh
 
 # integration-adoption-minors (opt-in, not in make test): integration/
 # adoption's controllers, stock and on the kcache overlay, moved to client-go

@@ -12,8 +12,8 @@ import (
 
 // The benchmark figures of README.md and of the pages under docs/ are held
 // to the result files the make targets write under bench/results/
-// (compare-*.txt, e2e-*.txt, guard-*.txt, recovery-*.txt). The figures
-// checked, as docs/benchmarks.md says:
+// (compare-*.txt, e2e-*.txt, guard-*.txt, recovery-*.txt,
+// control-plane-*.txt). The figures checked, as docs/benchmarks.md says:
 //
 //   - every block of a page (a paragraph or a list item) that names a
 //     result file, bench/results/<kind>-<UTC>.txt: each of its figures must
@@ -48,7 +48,7 @@ var sectionKinds = map[string]string{
 }
 
 var (
-	resultFileRE = regexp.MustCompile(`bench/results/((compare|e2e|guard|recovery)-\d{8}T\d{6}Z\.txt)`)
+	resultFileRE = regexp.MustCompile(`bench/results/((compare|e2e|guard|recovery|control-plane)-\d{8}T\d{6}Z\.txt)`)
 	figureRE     = regexp.MustCompile(`(^|[^\w.\-/#:=])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:x|×|k)?(?:$|[^\w])`)
 	commandRE    = regexp.MustCompile("`(?:make|go|cd) [^`]*`")
 )
@@ -229,6 +229,7 @@ func TestDocFigures_Figures(t *testing.T) {
 		"client-go v0.37.2, kubernetes#87671, 1m0s":               "",
 		"`make bench-e2e ARGS='-n 100000'` took 3 s":              "3",
 		"bench/results/e2e-20261127T082003Z.txt: 60.1 s, -77.49%": "60.1",
+		"bench/results/control-plane-20261128T090000Z.txt: 0.45x": "0.45",
 	} {
 		if got := strings.Join(figures(text), " "); got != want {
 			t.Errorf("figures(%q) = %q, want %q", text, got, want)
