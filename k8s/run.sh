@@ -36,6 +36,9 @@
 #   K8S_STRICT=1  exit 1 unless every package ran on both sides and every
 #                 difference between the pass sets proved flaky
 #   K8S_BUILD_P   go build -p (default: go's own, the number of CPUs)
+#   K8S_RESUME=1  keep the logs of an earlier run with the same K8S_RESULT
+#                 and skip the packages it finished on both sides (for a
+#                 run that was stopped; the header says so)
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -53,9 +56,9 @@ TIMEOUT=${K8S_TIMEOUT:-40m}
 # shared informers and workqueues, then the scheduler, whose queue is fed by
 # informer events).
 DEFAULT_PACKAGES="replicaset deployment garbagecollector replicationcontroller
-  daemonset statefulset job cronjob endpointslice namespace podgc disruption
-  ttlcontroller quota scheduler scheduler/queueing scheduler/eventhandler
-  scheduler/filters scheduler/preemption"
+  daemonset podgc ttlcontroller cronjob namespace disruption quota
+  endpointslice statefulset job scheduler/queueing scheduler/eventhandler
+  scheduler scheduler/filters scheduler/preemption"
 
 say() { echo "k8s-suites: $*" >&2; }
 die() { say "FAILED: $*"; exit 1; }
@@ -67,7 +70,12 @@ for p in "${packages[@]}"; do names+=("${p//\//-}"); done
 
 began=$SECONDS
 mkdir -p "$BIN/stock" "$BIN/kcache" "$LOGS" || exit 1
-rm -rf "$LOGS"/stock "$LOGS"/kcache "$LOGS"/times.tsv
+resume=${K8S_RESUME:-}
+if [[ $resume == 1 ]]; then
+  [[ -n ${K8S_RESULT:-} && -f $WORK/header.txt ]] || die "K8S_RESUME=1 needs K8S_RESULT and an earlier run's $WORK/header.txt"
+else
+  rm -rf "$LOGS"/stock "$LOGS"/kcache "$LOGS"/times.tsv
+fi
 mkdir -p "$LOGS/stock" "$LOGS/kcache"
 buildflags=()
 [[ -n ${K8S_BUILD_P:-} ]] && buildflags=(-p "$K8S_BUILD_P")
@@ -97,7 +105,13 @@ say "overlay of client-go $client_go written in $((SECONDS - t)) s"
 result=${K8S_RESULT:-$HERE/results/k8s-suites-$(date -u +%Y%m%dT%H%M%SZ).txt}
 mkdir -p "$(dirname "$result")" || exit 1
 header=$WORK/header.txt
-{
+if [[ $resume == 1 ]]; then
+  sed -i '/^$/d' "$header"
+  {
+    echo "resumed: $(date -u +%Y-%m-%dT%H:%M:%SZ) at commit $(git -C "$ROOT" rev-parse HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)'), packages: ${packages[*]}"
+    echo
+  } >>"$header"
+else {
   echo "# make k8s-suites result"
   echo "command: ${K8S_COMMAND:-k8s/run.sh ${packages[*]}}${K8S_RUN:+ (K8S_RUN=$K8S_RUN)}"
   echo "date:    $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -112,6 +126,7 @@ header=$WORK/header.txt
   echo "counts:  top-level tests of run 1 (the whole package); a test that did not finish counts as failed"
   echo
 } >"$header"
+fi
 
 report() {
   "$GO" run ./cmd/report -logs "$LOGS" -packages "${names[*]}" -header "$header" -out "$result" "$@"
@@ -149,6 +164,10 @@ runtests() {
 status=0
 for i in "${!packages[@]}"; do
   pkg=${packages[$i]} name=${names[$i]}
+  if [[ $resume == 1 ]] && [[ $(grep -cE "^$name (stock|kcache) [0-9]+ [0-9]+ " "$LOGS/times.tsv" 2>/dev/null) -eq 2 ]]; then
+    say "$pkg: done in the earlier run, skipped"
+    continue
+  fi
   for v in stock kcache; do
     t=$SECONDS
     build "$v" "$pkg" "$name"

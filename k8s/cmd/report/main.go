@@ -270,7 +270,7 @@ func write(w io.Writer, pkgs []*pkgResult) summary {
 		st, okS := p.first("stock")
 		kc, okK := p.first("kcache")
 		if !okS || !okK {
-			s.missing = append(s.missing, p.name)
+			s.missing = append(s.missing, p.display())
 			fmt.Fprintf(w, "| %s | - | %s | %s | not run | %s | %s |\n", p.display(),
 				cell(st, okS), cell(kc, okK), p.timeCell("stock"), p.timeCell("kcache"))
 			continue
