@@ -13,12 +13,12 @@
 #      and .work/kcache.mod (the same plus one replace of k8s.io/client-go),
 #      so both builds differ only in that line and go.mod stays tidy.
 #   3. per package, per variant: `go test -c` of the package into
-#      .work/bin/VARIANT/, then the proof: the kcache binary must contain
+#      $K8S_OUT/bin/VARIANT/, then the proof: the kcache binary must contain
 #      the kcache-only symbol $PROOF_SYMBOL and the stock one must not,
 #      else the run stops.
 #   4. per package: stock, then kcache, run one after the other from the
 #      package's own directory (its testdata paths are relative), output
-#      recorded as test2json in .work/logs/VARIANT/NAME.1.json. Tests that
+#      recorded as test2json in $K8S_OUT/logs/VARIANT/NAME.1.json. Tests that
 #      failed on either side are then re-run, each alone, K8S_RERUNS times
 #      on both sides (runs 2, 3, ...), so a flaky test shows as such with
 #      both rates.
@@ -36,6 +36,9 @@
 #   K8S_STRICT=1  exit 1 unless every package ran on both sides and every
 #                 difference between the pass sets proved flaky
 #   K8S_BUILD_P   go build -p (default: go's own, the number of CPUs)
+#   K8S_OUT       where test binaries, logs and the header go (default
+#                 .work; make k8s-suites-smoke uses .work/smoke, so its runs
+#                 leave a stopped full run's logs alone)
 #   K8S_RESUME=1  keep the logs of an earlier run with the same K8S_RESULT
 #                 and skip the packages it finished on both sides (for a
 #                 run that was stopped; the header says so)
@@ -46,7 +49,9 @@ ROOT=$(dirname "$HERE")
 GO=${GO:-go}
 WORK=$HERE/.work
 BIN=$WORK/bin
-LOGS=$WORK/logs
+OUT=${K8S_OUT:-$WORK}
+TESTBIN=$OUT/bin
+LOGS=$OUT/logs
 PREFIX=k8s.io/kubernetes/test/integration
 PROOF_SYMBOL='k8s.io/client-go/tools/cache.(*deduper)'
 RERUNS=${K8S_RERUNS:-2}
@@ -69,10 +74,13 @@ names=()
 for p in "${packages[@]}"; do names+=("${p//\//-}"); done
 
 began=$SECONDS
-mkdir -p "$BIN/stock" "$BIN/kcache" "$LOGS" || exit 1
+mkdir -p "$BIN" "$TESTBIN/stock" "$TESTBIN/kcache" "$LOGS" || exit 1
+# One run at a time: runs share etcd's binary and the overlay, which each
+# writes anew.
+exec 9>"$WORK/lock" && flock 9 || die "cannot lock $WORK/lock"
 resume=${K8S_RESUME:-}
 if [[ $resume == 1 ]]; then
-  [[ -n ${K8S_RESULT:-} && -f $WORK/header.txt ]] || die "K8S_RESUME=1 needs K8S_RESULT and an earlier run's $WORK/header.txt"
+  [[ -n ${K8S_RESULT:-} && -f $OUT/header.txt ]] || die "K8S_RESUME=1 needs K8S_RESULT and an earlier run's $OUT/header.txt"
 else
   rm -rf "$LOGS"/stock "$LOGS"/kcache "$LOGS"/times.tsv
 fi
@@ -104,7 +112,7 @@ say "overlay of client-go $client_go written in $((SECONDS - t)) s"
 # The header of the result file.
 result=${K8S_RESULT:-$HERE/results/k8s-suites-$(date -u +%Y%m%dT%H%M%SZ).txt}
 mkdir -p "$(dirname "$result")" || exit 1
-header=$WORK/header.txt
+header=$OUT/header.txt
 if [[ $resume == 1 ]]; then
   sed -i '/^$/d' "$header"
   {
@@ -134,7 +142,7 @@ report() {
 
 # build VARIANT PKG NAME: the test binary, checked for the proof symbol.
 build() {
-  local v=$1 pkg=$2 name=$3 bin=$BIN/$1/$3.test has
+  local v=$1 pkg=$2 name=$3 bin=$TESTBIN/$1/$3.test has
   GOFLAGS=-mod=mod "$GO" test -c "${buildflags[@]}" -modfile="$WORK/$v.mod" -o "$bin" "$PREFIX/$pkg" \
     >"$LOGS/$v/$name.build.log" 2>&1 || { cat "$LOGS/$v/$name.build.log" >&2; return 1; }
   has=$("$GO" tool nm "$bin" | grep -cF "$PROOF_SYMBOL")
@@ -155,7 +163,7 @@ runtests() {
   (
     cd "$dir" &&
       PATH=$BIN:$PATH KUBE_INTEGRATION_ETCD_URL=http://127.0.0.1:1 \
-        "$BIN/$v/$name.test" -test.v=test2json -test.timeout "$TIMEOUT" ${re:+-test.run "$re"} 2>&1 |
+        "$TESTBIN/$v/$name.test" -test.v=test2json -test.timeout "$TIMEOUT" ${re:+-test.run "$re"} 2>&1 |
       "$GO" tool test2json -t -p "$PREFIX/$pkg" >"$LOGS/$v/$name.$run.json"
     exit "${PIPESTATUS[0]}"
   )
@@ -192,7 +200,7 @@ for i in "${!packages[@]}"; do
   if [[ -n $failed ]]; then
     for ((r = 2; r <= RERUNS + 1; r++)); do
       for v in stock kcache; do
-        [[ -x $BIN/$v/$name.test ]] || continue
+        [[ -x $TESTBIN/$v/$name.test ]] || continue
         : >"$LOGS/$v/$name.$r.json"
         for test in $failed; do
           runtests "$v" "$pkg" "$name" "$r.tmp" "^$test\$"
