@@ -62,7 +62,7 @@ TIMEOUT=${K8S_TIMEOUT:-40m}
 # informer events).
 DEFAULT_PACKAGES="replicaset deployment garbagecollector replicationcontroller
   daemonset podgc ttlcontroller cronjob namespace disruption quota
-  endpointslice statefulset job scheduler/queueing scheduler/eventhandler
+  endpointslice statefulset scheduler/queueing scheduler/eventhandler job
   scheduler scheduler/filters scheduler/preemption"
 
 say() { echo "k8s-suites: $*" >&2; }
