@@ -61,7 +61,8 @@ type runResult struct {
 }
 
 // failureLine matches the t.Error/t.Fatal lines of a test's output
-// ("    foo_test.go:123: message"), the lines worth quoting.
+// (four spaces, a test file name, a line number, then the message): the
+// lines worth quoting.
 var failureLine = regexp.MustCompile(`^\s+\S+\.go:\d+: `)
 
 // maxLines bounds the failure lines quoted per test.
