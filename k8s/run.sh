@@ -53,7 +53,7 @@ OUT=${K8S_OUT:-$WORK}
 TESTBIN=$OUT/bin
 LOGS=$OUT/logs
 PREFIX=k8s.io/kubernetes/test/integration
-PROOF_SYMBOL='k8s.io/client-go/tools/cache.(*deduper)'
+PROOF_SYMBOL='k8s.io/client-go/tools/cache/internal/dedup.(*Table)'
 RERUNS=${K8S_RERUNS:-2}
 TIMEOUT=${K8S_TIMEOUT:-40m}
 
