@@ -25,6 +25,8 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/kcache/cache/controlplane/internal/runresult"
 )
 
 type clients struct {
@@ -32,35 +34,12 @@ type clients struct {
 	meta metadata.Interface
 }
 
-// phaseResult is what one phase cost and how long it took to converge.
-type phaseResult struct {
-	Name      string             `json:"name"`
-	Seconds   float64            `json:"seconds"`
-	Converged bool               `json:"converged"`
-	Pending   string             `json:"pending,omitempty"`
-	CPU       map[string]float64 `json:"cpuSeconds"` // per component
-	PeakHeap  map[string]float64 `json:"peakHeapInuse"`
-}
-
-// memory is a heap and RSS figure of one component.
-type memory struct {
-	Heap float64 `json:"heapInuse"`
-	RSS  float64 `json:"rss"`
-}
-
-type result struct {
-	Variant       string            `json:"variant"`
-	Pods          int               `json:"pods"`
-	Nodes         int               `json:"nodes"`
-	Namespaces    int               `json:"namespaces"`
-	Phases        []phaseResult     `json:"phases"`
-	Steady        map[string]memory `json:"steady"`    // medians over the idle window after create
-	SteadyEnd     map[string]memory `json:"steadyEnd"` // medians over the idle window at the end
-	Peak          map[string]memory `json:"peak"`
-	ScheduledPS   float64           `json:"podsScheduledPerSecond"`
-	ScheduleSecs  float64           `json:"secondsToScheduleAll"`
-	EndStateLines int               `json:"endStateLines"`
-}
+// The record of a run, shared with cmd/report.
+type (
+	phaseResult = runresult.Phase
+	memory      = runresult.Memory
+	result      = runresult.Result
+)
 
 func main() {
 	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster")

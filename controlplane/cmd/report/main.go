@@ -15,31 +15,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/kcache/cache/controlplane/internal/runresult"
 )
 
-// The driver's result.json, the fields read here.
-type phase struct {
-	Name      string             `json:"name"`
-	Seconds   float64            `json:"seconds"`
-	Converged bool               `json:"converged"`
-	CPU       map[string]float64 `json:"cpuSeconds"`
-}
-
-type memory struct {
-	Heap float64 `json:"heapInuse"`
-	RSS  float64 `json:"rss"`
-}
-
+// result is one run as the driver recorded it (result.json), with the run's
+// directory and its end state.
 type result struct {
-	Variant     string            `json:"variant"`
-	Pods        int               `json:"pods"`
-	Nodes       int               `json:"nodes"`
-	Namespaces  int               `json:"namespaces"`
-	Phases      []phase           `json:"phases"`
-	Steady      map[string]memory `json:"steady"`
-	SteadyEnd   map[string]memory `json:"steadyEnd"`
-	Peak        map[string]memory `json:"peak"`
-	ScheduledPS float64           `json:"podsScheduledPerSecond"`
+	runresult.Result
 
 	dir   string
 	state []string
