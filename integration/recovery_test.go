@@ -262,9 +262,7 @@ type kcacheRecordingStore struct {
 func (s kcacheRecordingStore) Add(obj any) error    { s.log.note(obj); return s.Store.Add(obj) }
 func (s kcacheRecordingStore) Update(obj any) error { s.log.note(obj); return s.Store.Update(obj) }
 func (s kcacheRecordingStore) Replace(list []any, rv string) error {
-	for _, obj := range list {
-		s.log.note(obj)
-	}
+	s.log.noteAll(list)
 	return s.Store.Replace(list, rv)
 }
 
@@ -277,9 +275,7 @@ type clientGoRecordingStore struct {
 func (s clientGoRecordingStore) Add(obj any) error    { s.log.note(obj); return s.Store.Add(obj) }
 func (s clientGoRecordingStore) Update(obj any) error { s.log.note(obj); return s.Store.Update(obj) }
 func (s clientGoRecordingStore) Replace(list []any, rv string) error {
-	for _, obj := range list {
-		s.log.note(obj)
-	}
+	s.log.noteAll(list)
 	return s.Store.Replace(list, rv)
 }
 
@@ -507,6 +503,13 @@ func (l *deliveryLog) note(obj any) {
 		l.bad = append(l.bad, fmt.Sprintf("%s: state %d delivered after %d", d.key, d.state.RV, seen[n-1].rv))
 	}
 	l.byKey[d.key] = append(seen, delivered{rv: d.state.RV, at: now})
+}
+
+// noteAll notes every object of a list.
+func (l *deliveryLog) noteAll(list []any) {
+	for _, obj := range list {
+		l.note(obj)
+	}
 }
 
 func (l *deliveryLog) problems() []string {
