@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -364,5 +365,72 @@ func TestDedupCompactor_NoneWithoutSharing(t *testing.T) {
 	waitFor(t, func() bool {
 		obj, _, _ := inf.GetStore().GetByKey("ns/web-0")
 		return obj.(*v1.Pod).ResourceVersion == "2"
+	})
+}
+
+// A program whose handlers keep every object they are given (as
+// kube-scheduler's cache keeps assigned pods) would hold two objects per
+// compacted update: the one it was given and the compacted copy. Once the
+// compactor finds the objects it replaced still held after garbage
+// collections, the informer shares updates as they arrive instead: the
+// handler is given, and the cache holds, one object whose unchanged parts
+// are those of the object it replaced.
+func TestDedupCompactor_HandlersThatKeepObjectsGetUpdatesSharedOnArrival(t *testing.T) {
+	src := fcache.NewFakeControllerSource()
+	t.Cleanup(src.Shutdown)
+	const pods = 40 // more than one window of the compactor's sample
+	for i := range pods {
+		src.Add(safetyPod("web", i))
+	}
+	var mu sync.Mutex // guards kept and updates
+	kept := map[string]*v1.Pod{}
+	updates := 0
+	inf := NewSharedIndexInformer(src, &v1.Pod{}, 0, Indexers{})
+	_, err := inf.AddEventHandler(ResourceEventHandlerFuncs{UpdateFunc: func(_, newObj interface{}) {
+		p := newObj.(*v1.Pod)
+		mu.Lock()
+		defer mu.Unlock()
+		kept[p.Name] = p
+		updates++
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runInformer(t, inf)
+	delivered := func() int { mu.Lock(); defer mu.Unlock(); return updates }
+
+	for i := range pods {
+		p := safetyPod("web", i)
+		p.Annotations = map[string]string{"round": "1"}
+		src.Modify(p)
+	}
+	waitFor(t, func() bool { return delivered() == pods })
+	waitFor(t, func() bool { // every update compacted: the cache holds a copy
+		mu.Lock()
+		defer mu.Unlock()
+		for name, p := range kept {
+			if got, _, _ := inf.GetStore().GetByKey("ns/" + name); sameObject(got, p) {
+				return false
+			}
+		}
+		return true
+	})
+
+	round := 1
+	waitFor(t, func() bool {
+		runtime.GC()
+		obj, _, _ := inf.GetStore().GetByKey("ns/web-0")
+		before := obj.(*v1.Pod)
+		round++
+		p := safetyPod("web", 0)
+		p.Annotations = map[string]string{"round": fmt.Sprint(round)}
+		want := delivered() + 1
+		src.Modify(p)
+		waitFor(t, func() bool { return delivered() == want })
+		mu.Lock()
+		given := kept["web-0"]
+		mu.Unlock()
+		cached, _, _ := inf.GetStore().GetByKey("ns/web-0")
+		return sameObject(cached, given) && sameSlice(given.Spec.Containers, before.Spec.Containers)
 	})
 }

@@ -127,7 +127,9 @@ func (s swappingStore) SwapIfHeld(key string, held, equal interface{}) bool {
 // result's parts with the objects already cached. cached, if not nil, is
 // the informer's store: an object that replaces one cached under its key
 // is shared beside that one, later by the compactor when there is one
-// (the object is then cached as it is for now), at once otherwise.
+// (the object is then cached as it is for now), at once otherwise or once
+// the compactor found the informer's handlers keeping what they are given
+// (internal/dedup/retention.go).
 func (s *valueSharing) transform(transform TransformFunc, cached KeyGetter) TransformFunc {
 	if s == nil {
 		return transform
@@ -141,7 +143,7 @@ func (s *valueSharing) transform(transform TransformFunc, cached KeyGetter) Tran
 			obj = out
 		}
 		key, twin := cachedTwin(cached, obj)
-		if twin != nil && s.compactor != nil {
+		if twin != nil && s.compactor != nil && !s.compactor.ShareOnArrival() {
 			s.compactor.Note(key, twin, time.Now())
 			return obj, nil
 		}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"k8s.io/klog/v2"
 )
 
 // This file is the compactor: it shares the parts of updated objects after the fact.
@@ -26,7 +29,10 @@ import (
 // notice is the pointer: after the swap Get returns another *Pod than the
 // one the last event delivered, equal to it (docs/design.md, "Sharing
 // equal values"). The root package's SetValueSharing(informer, false) and
-// KCACHE_SHARE_VALUES=false turn this off with the rest of sharing.
+// KCACHE_SHARE_VALUES=false turn this off with the rest of sharing. When
+// the objects it replaced turn out to be kept by the informer's handlers,
+// the compactor asks for updates to be shared as they arrive instead
+// (retention.go).
 
 // When an object is due is tuning's compactQuiet and compactLongest, and
 // how often the compactor looks, compactTick (tuning.go).
@@ -53,6 +59,10 @@ type Compactor struct {
 	// mu guards pending: the updated keys waiting, by key.
 	mu      sync.Mutex
 	pending map[string]*pendingUpdate
+	// kept samples the objects compactions replaced (retention.go);
+	// onArrival is set, for good, once they turn out to be kept.
+	kept      *retention
+	onArrival atomic.Bool
 }
 
 // pendingUpdate is an updated key waiting to be compacted.
@@ -66,8 +76,13 @@ type pendingUpdate struct {
 // NewCompactor returns the compactor of an informer sharing through t
 // whose cache is store.
 func NewCompactor(t *Table, store Store) *Compactor {
-	return &Compactor{t: t, store: store, wake: make(chan struct{}, 1), pending: map[string]*pendingUpdate{}}
+	return &Compactor{t: t, store: store, wake: make(chan struct{}, 1), pending: map[string]*pendingUpdate{}, kept: newRetention()}
 }
+
+// ShareOnArrival reports whether the informer's handlers were found to
+// keep the objects they are given (retention.go): its updates are then
+// to be shared as they arrive (Table.ShareUpdate) rather than noted.
+func (c *Compactor) ShareOnArrival() bool { return c.onArrival.Load() }
 
 // Note records that the object under key was updated at now, replacing
 // twin, an object shared through the compactor's table.
@@ -132,6 +147,7 @@ func (c *Compactor) Run(ctx context.Context) {
 			return
 		case now := <-tick.C:
 			c.compact(c.due(now, false))
+			c.judgeRetention(ctx)
 		}
 	}
 }
@@ -140,6 +156,16 @@ func (c *Compactor) Run(ctx context.Context) {
 // changed, and returns how many it replaced in the store.
 func (c *Compactor) CompactAll() int {
 	return c.compact(c.due(time.Time{}, true))
+}
+
+// judgeRetention switches the informer to sharing on arrival once the
+// objects compactions replaced turn out to be kept.
+func (c *Compactor) judgeRetention(ctx context.Context) {
+	if c.onArrival.Load() || !c.kept.verdict() {
+		return
+	}
+	c.onArrival.Store(true)
+	klog.FromContext(ctx).V(4).Info("Handlers keep the objects they are given; sharing updates as they arrive")
 }
 
 // compact shares the parts of the objects cached under the keys of due
@@ -166,7 +192,11 @@ func (c *Compactor) compactOne(key string, twin interface{}) bool {
 	if out == cur {
 		return false
 	}
-	return c.store.SwapIfHeld(key, cur, out)
+	if !c.store.SwapIfHeld(key, cur, out) {
+		return false
+	}
+	c.kept.watch(cur)
+	return true
 }
 
 // isObjectPointer reports whether obj is a non-nil pointer, the only kind
