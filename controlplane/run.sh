@@ -167,6 +167,29 @@ YAML
   return "$rc"
 }
 
+# profile_summary prints, for round 1's profiles of each component (the
+# driver keeps a CPU profile of the create and churn phases' first 45 s and
+# a heap profile at the first idle window), the share of tools/cache (kcache's
+# value sharing, internal/dedup, included) and the top functions.
+profile_summary() {
+  local prof comp v f share
+  echo "profiles (round 1; tools/cache share = pprof -focus=k8s.io/client-go/tools/cache, sharing engine included; top = flat):"
+  for prof in cpu-create cpu-churn heap-steady; do
+    for comp in scheduler kcm; do
+      for v in stock kcache; do
+        f=$WORK/runs/1-$v/$prof-$comp.pb.gz
+        [[ -s $f ]] || continue
+        share=$("$GO" tool pprof -top -nodecount=1 -focus='k8s.io/client-go/tools/cache' "$f" 2>/dev/null |
+          grep -o 'accounting for .* total' | head -1)
+        echo
+        echo "$prof $comp $v: tools/cache ${share:-not found}"
+        "$GO" tool pprof -top -nodecount=8 "$f" 2>/dev/null | sed -n '/flat%/,$p' | sed 's/^/    /'
+      done
+    done
+  done
+  echo
+}
+
 # 4. The rounds.
 rm -rf "$WORK/runs"
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -209,6 +232,7 @@ mkdir -p "$(dirname "$result")"
   echo
 } >"$WORK/header.txt"
 took total "SECONDS - began"
+profile_summary >"$WORK/profiles.txt"
 "$BIN/report" -runs "$WORK/runs" -header "$WORK/header.txt" -times "$times" -sched-perf "$WORK/sched-perf.tsv" \
-  -out "$result" || die "report"
+  -profiles "$WORK/profiles.txt" -out "$result" || die "report"
 cat "$result"

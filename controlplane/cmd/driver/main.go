@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -202,6 +203,8 @@ func (r *run) phase(ctx context.Context, name string, action func() error, check
 	}
 	began := time.Now()
 	log.Printf("phase %s: start", name)
+	profiled := r.profileCPU(ctx, name)
+	defer profiled.Wait()
 	if err := action(); err != nil {
 		log.Fatalf("phase %s: %v", name, err)
 	}
@@ -244,6 +247,29 @@ func (r *run) phase(ctx context.Context, name string, action func() error, check
 }
 
 func (r *run) converged(cl *cluster) string { return cl.pending(r.expectNS) }
+
+// cpuProfiledPhases are the phases whose first cpuProfileSeconds are
+// CPU-profiled in each component: where most of the CPU goes (create) and
+// the steady state (churn).
+var cpuProfiledPhases = map[string]bool{"create": true, "churn": true}
+
+// profileCPU starts, for a phase of cpuProfiledPhases, a CPU profile of
+// each component, kept as cpu-PHASE-COMPONENT.pb.gz; the phase waits for
+// them before it ends.
+func (r *run) profileCPU(ctx context.Context, phase string) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	if !cpuProfiledPhases[phase] {
+		return &wg
+	}
+	for _, comp := range r.comps {
+		wg.Go(func() {
+			if err := comp.cpuProfile(ctx, filepath.Join(r.out, "cpu-"+phase+"-"+comp.name+".pb.gz")); err != nil {
+				log.Printf("phase %s: CPU profile of %s: %v", phase, comp.name, err)
+			}
+		})
+	}
+	return &wg
+}
 
 // idle waits d with no writes and returns each component's median heap and
 // RSS over that window. It starts with a garbage collection in each

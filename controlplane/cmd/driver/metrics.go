@@ -116,7 +116,29 @@ func (c *component) scrape(ctx context.Context) (sample, error) {
 // components serve /debug/pprof on their secure port (--profiling, on by
 // default).
 func (c *component) heapProfile(ctx context.Context, path string) error {
-	url := strings.TrimSuffix(c.url, "/metrics") + "/debug/pprof/heap?gc=1"
+	return c.profile(ctx, "heap?gc=1", metricsClient, path)
+}
+
+// cpuProfileSeconds is how long a phase's CPU profile lasts: within the
+// components' 60-second limit on a request that is not a watch.
+const cpuProfileSeconds = 45
+
+// cpuProfileClient waits for a CPU profile to be taken.
+var cpuProfileClient = &http.Client{
+	Timeout:   (cpuProfileSeconds + 30) * time.Second,
+	Transport: metricsClient.Transport,
+}
+
+// cpuProfile asks the component for a CPU profile of the next
+// cpuProfileSeconds and writes it to path.
+func (c *component) cpuProfile(ctx context.Context, path string) error {
+	return c.profile(ctx, fmt.Sprintf("profile?seconds=%d", cpuProfileSeconds), cpuProfileClient, path)
+}
+
+// profile GETs the component's /debug/pprof/ of query and writes the
+// profile to path.
+func (c *component) profile(ctx context.Context, query string, client *http.Client, path string) error {
+	url := strings.TrimSuffix(c.url, "/metrics") + "/debug/pprof/" + query
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
@@ -124,7 +146,7 @@ func (c *component) heapProfile(ctx context.Context, path string) error {
 	if metricsToken != "" {
 		req.Header.Set("Authorization", "Bearer "+metricsToken)
 	}
-	resp, err := metricsClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}

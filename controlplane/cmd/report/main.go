@@ -33,6 +33,7 @@ func main() {
 	header := flag.String("header", "", "file copied at the top")
 	times := flag.String("times", "", "times.tsv of run.sh (step, seconds)")
 	schedPerf := flag.String("sched-perf", "", "scheduler_perf figures (workload, variant, metric, value), may be empty")
+	profiles := flag.String("profiles", "", "summary of the components' profiles, copied before the wall times; may be empty")
 	out := flag.String("out", "", "result file")
 	flag.Parse()
 
@@ -153,6 +154,11 @@ func main() {
 	spMin, spN := math.NaN(), 0
 	if *schedPerf != "" {
 		spMin, spN = schedulerPerf(&w, *schedPerf)
+	}
+	if *profiles != "" {
+		if b, err := os.ReadFile(*profiles); err == nil && len(b) > 0 {
+			p("%s\n", strings.TrimRight(string(b), "\n"))
+		}
 	}
 	if *times != "" {
 		if b, err := os.ReadFile(*times); err == nil && len(b) > 0 {
