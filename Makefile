@@ -78,9 +78,11 @@ clientgo-test:
 	cd clientgo && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # clientgo-minors-test runs the bridge's vet and tests on the newest patch of
-# each supported client-go minor (v0.35.10, v0.36.6, v0.37.2; MINORS=... for
-# others) in scratch copies, adding the tests of what only newer minors
-# have, and checks that a v0.35 program importing the bridge stays on v0.35
+# each supported client-go minor and the next minor's pre-release (v0.35.10,
+# v0.36.6, v0.37.2, v0.38.0-beta.0 with Go 1.27.3; MINORS=... for others) in
+# scratch copies, adding the tests of what only newer minors have
+# (SetShardSelector on v0.38), and checks that a v0.35 program importing the
+# bridge stays on v0.35
 # (tools/minors.sh; clientgo/README.md "Client-go minors").
 clientgo-minors-test:
 	GO=$(GO) tools/minors.sh clientgo $(MINORS)

@@ -7,17 +7,18 @@
 # the k8s.io staging modules; the defaults are the newest patch of each
 # supported minor above the one the module requires, and for the library
 # the next minor's pre-release (root: v0.36.6 v0.37.2 v0.38.0-beta.0;
-# clientgo: v0.35.10 v0.36.6 v0.37.2; the bridge does not build on v0.38,
-# whose SharedIndexInformer has a SetShardSelector method the bridge's
-# informer lacks). A release of a minor from v0.38 on runs with
+# clientgo: v0.35.10 v0.36.6 v0.37.2 v0.38.0-beta.0). A release of a minor
+# from v0.38 on runs with
 # GOTOOLCHAIN=go1.27.3 (toolchain_for). For each VERSION it
 #   1. copies the module into a scratch directory (nested modules left out;
 #      for clientgo, the library too, beside it as in the repository);
 #   2. `go get`s k8s.io/apimachinery and k8s.io/api at VERSION (clientgo:
 #      k8s.io/client-go too) and tidies;
-#   3. for root on v0.36 or later, adds testdata/minors/*.go.in as tests
-#      (they import what only exists from v0.36 on, such as
-#      k8s.io/apimachinery/pkg/sharding);
+#   3. adds the module's testdata/minors/v0.N/*.go.in as tests for every
+#      N up to VERSION's minor (they use what only exists from that minor
+#      on: for root, ListOptions.ShardSelector from v0.36; for clientgo,
+#      typed informers from v0.37 and SetShardSelector and
+#      k8s.io/apimachinery/pkg/sharding from v0.38);
 #   4. checks the copy kept VERSION (nothing raised it), then runs
 #      `go vet ./...` and `go test -race -count=1 ./...`;
 #   5. for clientgo and the first VERSION (the oldest minor by default),
@@ -52,7 +53,7 @@ root)
 	;;
 clientgo)
 	src="$root/clientgo"
-	defaults=(v0.35.10 v0.36.6 v0.37.2)
+	defaults=(v0.35.10 v0.36.6 v0.37.2 v0.38.0-beta.0)
 	staging=(k8s.io/apimachinery k8s.io/api k8s.io/client-go)
 	;;
 *) usage ;;
@@ -209,7 +210,7 @@ check_program_stays() {
 		_ = f.Core().V1().Pods().Lister()
 	}
 	EOF
-	"$GO" mod tidy || return 1
+	pin_proxy_gaps && tidy "$version" || return 1
 	for mod in "${staging[@]}"; do
 		got="$("$GO" list -m -f '{{.Version}}' "$mod")" || return 1
 		if [ "$got" != "$version" ]; then
