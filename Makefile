@@ -43,7 +43,7 @@ unit:
 # tests that compare the shard hash with apimachinery's own. v0.38 needs Go
 # 1.27: the script sets GOTOOLCHAIN=go1.27.3 for it (fetched from the module
 # proxy), and pins one module version the proxy does not serve (see
-# proxyGaps in the script).
+# proxyGaps in tools/releases.sh).
 minors-test:
 	GO=$(GO) tools/minors.sh root $(MINORS)
 
