@@ -130,6 +130,26 @@ func (l *shardLatch) apply(logger klog.Logger) bool {
 	return true
 }
 
+// carryFrom gives the held informer the shard selector the client-go
+// informer ci holds (SharedIndexInformerOptions.ShardSelector, or an
+// earlier SetShardSelector), through client-go's own SetShardSelector, so
+// that a later call replaces it as on ci. Before v0.38 there is nothing to
+// carry.
+func (l *shardLatch) carryFrom(ci toolscache.SharedIndexInformer) error {
+	if l.clientGoInformer == nil {
+		return nil
+	}
+	sel, err := clientGoShardSelector(ci)
+	if err != nil || sel == nil {
+		return err
+	}
+	set := reflect.ValueOf(l.clientGoInformer).MethodByName("SetShardSelector")
+	if errs := set.Call([]reflect.Value{reflect.ValueOf(sel)}); !errs[0].IsNil() {
+		return fmt.Errorf("carrying the shard selector over: %w", errs[0].Interface().(error))
+	}
+	return nil
+}
+
 // refusingLW is the held informer's ListerWatcher: that informer's run is
 // over before it could list, so a call is a bug; calls counts them.
 type refusingLW struct {
