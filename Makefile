@@ -137,9 +137,10 @@ bench-control-plane:
 
 # integration-adoption-minors (opt-in, not in make test): integration/
 # adoption's controllers, stock and on the kcache overlay, moved to client-go
-# v0.35.10 with controller-runtime v0.23.3 and v0.36.6 with v0.24.1 (make
-# integration's phase 3 runs v0.37.2 with v0.25.2); ADOPTION_MINORS picks
-# pairs, e.g. ADOPTION_MINORS=v0.36.6/v0.24.1.
+# v0.35.10 with controller-runtime v0.23.3 and v0.36.6 with v0.24.1, and the
+# sample-controller-style one to v0.38.0-beta.0 (no controller-runtime
+# release for it yet; make integration's phase 3 runs v0.37.2 with v0.25.2);
+# ADOPTION_MINORS picks pairs, e.g. ADOPTION_MINORS=v0.38.0-beta.0/-.
 integration-adoption-minors:
 	INTEGRATION_PHASES=6 GO=$(GO) integration/run.sh
 
