@@ -43,7 +43,7 @@ unit:
 # tests that compare the shard hash with apimachinery's own. v0.38 needs Go
 # 1.27: the script sets GOTOOLCHAIN=go1.27.3 for it (fetched from the module
 # proxy), and pins one module version the proxy does not serve (see
-# proxyGaps in the script).
+# proxyGaps in tools/releases.sh).
 minors-test:
 	GO=$(GO) tools/minors.sh root $(MINORS)
 
@@ -78,9 +78,11 @@ clientgo-test:
 	cd clientgo && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # clientgo-minors-test runs the bridge's vet and tests on the newest patch of
-# each supported client-go minor (v0.35.10, v0.36.6, v0.37.2; MINORS=... for
-# others) in scratch copies, adding the tests of what only newer minors
-# have, and checks that a v0.35 program importing the bridge stays on v0.35
+# each supported client-go minor and the next minor's pre-release (v0.35.10,
+# v0.36.6, v0.37.2, v0.38.0-beta.0 with Go 1.27.3; MINORS=... for others) in
+# scratch copies, adding the tests of what only newer minors have
+# (SetShardSelector on v0.38), and checks that a v0.35 program importing the
+# bridge stays on v0.35
 # (tools/minors.sh; clientgo/README.md "Client-go minors").
 clientgo-minors-test:
 	GO=$(GO) tools/minors.sh clientgo $(MINORS)
@@ -135,9 +137,10 @@ bench-control-plane:
 
 # integration-adoption-minors (opt-in, not in make test): integration/
 # adoption's controllers, stock and on the kcache overlay, moved to client-go
-# v0.35.10 with controller-runtime v0.23.3 and v0.36.6 with v0.24.1 (make
-# integration's phase 3 runs v0.37.2 with v0.25.2); ADOPTION_MINORS picks
-# pairs, e.g. ADOPTION_MINORS=v0.36.6/v0.24.1.
+# v0.35.10 with controller-runtime v0.23.3 and v0.36.6 with v0.24.1, and the
+# sample-controller-style one to v0.38.0-beta.0 (no controller-runtime
+# release for it yet; make integration's phase 3 runs v0.37.2 with v0.25.2);
+# ADOPTION_MINORS picks pairs, e.g. ADOPTION_MINORS=v0.38.0-beta.0/-.
 integration-adoption-minors:
 	INTEGRATION_PHASES=6 GO=$(GO) integration/run.sh
 
