@@ -152,7 +152,30 @@ func newSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, opti
 		synced:            synced,
 	}
 	s.processor = newSharedProcessor(clk, synced)
+	if applyReleaseOptions != nil {
+		applyReleaseOptions(s, options)
+	}
 	return s
+}
+
+// applyReleaseOptions is nil in kcache. The overlay of a client-go release
+// whose SharedIndexInformerOptions has fields kcache's lacks (v0.38's
+// ShardSelector) sets it, in its adapter file, to apply them to a new
+// informer.
+var applyReleaseOptions func(s *sharedIndexInformer, options SharedIndexInformerOptions)
+
+// setListerWatcherWrapper sets, before Run, the function put around the
+// informer's ListerWatcher when it starts (nil for none); it is the engine
+// of client-go v0.38's SetShardSelector in the overlay. After the start it
+// fails with client-go's error.
+func (s *sharedIndexInformer) setListerWatcherWrapper(wrap func(ListerWatcher) ListerWatcher) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return errors.New("informer has already started")
+	}
+	s.wrapListerWatcher = wrap
+	return nil
 }
 
 // sharedIndexInformer is the SharedIndexInformer.
@@ -161,7 +184,7 @@ func newSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, opti
 // held while a handler runs: handlers run on listener goroutines.
 type sharedIndexInformer struct {
 	// mu guards started, stopped, controller, transform, noDedup,
-	// watchErrorHandler and resyncCheckPeriod.
+	// watchErrorHandler, resyncCheckPeriod and wrapListerWatcher.
 	mu                sync.Mutex
 	started           bool
 	stopped           bool
@@ -170,6 +193,10 @@ type sharedIndexInformer struct {
 	noDedup           bool
 	watchErrorHandler WatchErrorHandlerWithContext
 	resyncCheckPeriod time.Duration
+	// wrapListerWatcher, if set, is put around listerWatcher when the
+	// informer starts: client-go v0.38's shard selector, in the overlay
+	// (see setListerWatcherWrapper).
+	wrapListerWatcher func(ListerWatcher) ListerWatcher
 
 	// deliverMu is held while a batch of deltas updates the cache and is
 	// handed to the listeners, and while a handler joins or leaves, so a
@@ -306,10 +333,14 @@ func (s *sharedIndexInformer) start(logger klog.Logger) Controller {
 		return nil
 	}
 	queue := newInformerQueue(logger, s.objectType, s.indexer, s.transform, s.identifier, s.metricsProvider, !s.noDedup)
-	sink := newShardMoveSink(s, s.listerWatcher)
+	lw := s.listerWatcher
+	if s.wrapListerWatcher != nil {
+		lw = s.wrapListerWatcher(lw)
+	}
+	sink := newShardMoveSink(s, lw)
 	cfg := &Config{
 		Queue:             queue,
-		ListerWatcher:     s.listerWatcher,
+		ListerWatcher:     lw,
 		ObjectType:        s.objectType,
 		ObjectDescription: s.objectDescription,
 		FullResyncPeriod:  s.resyncCheckPeriod,
