@@ -2,7 +2,7 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: minors-test clientgo-minors-test bench-guard test lint overlay overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
+.PHONY: minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
 
 test: fmt-check vet lint unit minors-test bench-smoke compat clientgo-test clientgo-minors-test membership-test examples-test bench-smoke-compare overlay-test integration k8s-suites-smoke ecosystem-smoke bench-e2e-quick
 
@@ -48,13 +48,26 @@ minors-test:
 	GO=$(GO) tools/minors.sh root $(MINORS)
 
 # overlay writes k8s.io/client-go VERSION (default v0.37.2; any release of
-# v0.35, v0.36 or v0.37) with kcache as its tools/cache, presenting that
-# release's tools/cache API, into DIR (relative to here, or absolute); see
-# overlay/README.md. Add OVERLAY_FLAGS=-force to replace an overlay written
+# v0.35, v0.36 or v0.37, or v0.38 and its pre-releases: the tool's
+# -client-go-version help names them) with kcache as its tools/cache,
+# presenting that release's tools/cache API, into DIR (relative to here, or
+# absolute); see overlay/README.md. A release that needs a newer Go than
+# kcache's (v0.38: go1.27.3) runs the tool on that toolchain, which the tool
+# names (-toolchain). Add OVERLAY_FLAGS=-force to replace an overlay written
 # before.
+OVERLAY_VERSION = $(or $(VERSION),v0.37.2)
 overlay:
-	@test -n "$(DIR)" || { echo "usage: make overlay DIR=third_party/client-go [VERSION=v0.37.2 (or any v0.35.x, v0.36.x, v0.37.x)] [OVERLAY_FLAGS=-force]" >&2; exit 2; }
-	cd overlay && $(GO) run ./cmd/kcache-overlay -kcache "$(CURDIR)" -o "$(abspath $(DIR))" -client-go-version "$(or $(VERSION),v0.37.2)" $(OVERLAY_FLAGS)
+	@test -n "$(DIR)" || { echo "usage: make overlay DIR=third_party/client-go [VERSION=v0.37.2 (or any v0.35.x, v0.36.x, v0.37.x, v0.38 pre-release or release)] [OVERLAY_FLAGS=-force]" >&2; exit 2; }
+	cd overlay && tc="$$($(GO) run ./cmd/kcache-overlay -toolchain -client-go-version "$(OVERLAY_VERSION)")" && \
+		env $${tc:+GOTOOLCHAIN=$$tc} $(GO) run ./cmd/kcache-overlay -kcache "$(CURDIR)" -o "$(abspath $(DIR))" -client-go-version "$(OVERLAY_VERSION)" $(OVERLAY_FLAGS)
+
+# overlay-releases lists the newest client-go release of each supported
+# minor and of the next minor (go list -m -versions: the module proxy is
+# its only network use) and says which of them the overlay was not checked
+# against (checked: the release of each minor TestOverlayE2E tests, from
+# supportedMinors in overlay/internal/overlay/versions.go). Not in make test.
+overlay-releases:
+	cd overlay && $(GO) run ./cmd/kcache-overlay -releases
 
 # overlay-test tests the overlay tool (its own module), then, for the newest
 # release of each supported minor (v0.35.10, v0.36.6, v0.37.2), generates a
