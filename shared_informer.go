@@ -169,13 +169,7 @@ var applyReleaseOptions func(s *sharedIndexInformer, options SharedIndexInformer
 // of client-go v0.38's SetShardSelector in the overlay. After the start it
 // fails with client-go's error.
 func (s *sharedIndexInformer) setListerWatcherWrapper(wrap func(ListerWatcher) ListerWatcher) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.started {
-		return errors.New("informer has already started")
-	}
-	s.wrapListerWatcher = wrap
-	return nil
+	return s.setBeforeStart(func() { s.wrapListerWatcher = wrap })
 }
 
 // sharedIndexInformer is the SharedIndexInformer.
@@ -232,23 +226,23 @@ func (s *sharedIndexInformer) SetWatchErrorHandler(handler WatchErrorHandler) er
 // SetWatchErrorHandlerWithContext sets the list/watch error handler before
 // Run.
 func (s *sharedIndexInformer) SetWatchErrorHandlerWithContext(handler WatchErrorHandlerWithContext) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.started {
-		return errors.New("informer has already started")
-	}
-	s.watchErrorHandler = handler
-	return nil
+	return s.setBeforeStart(func() { s.watchErrorHandler = handler })
 }
 
 // SetTransform sets the transform before Run.
 func (s *sharedIndexInformer) SetTransform(handler TransformFunc) error {
+	return s.setBeforeStart(func() { s.transform = handler })
+}
+
+// setBeforeStart runs set under s.mu, unless the informer has started:
+// then it fails as client-go's setters do and set does not run.
+func (s *sharedIndexInformer) setBeforeStart(set func()) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.started {
 		return errors.New("informer has already started")
 	}
-	s.transform = handler
+	set()
 	return nil
 }
 
@@ -271,18 +265,9 @@ type valueSharingSetter interface {
 	setValueSharing(enabled bool) error
 }
 
-// errInformerStarted is what setting an informer up after Run returns.
-var errInformerStarted = errors.New("informer has already started")
-
 // setValueSharing is SetValueSharing's choice for this informer.
 func (s *sharedIndexInformer) setValueSharing(enabled bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.started {
-		return errInformerStarted
-	}
-	s.noDedup = !enabled
-	return nil
+	return s.setBeforeStart(func() { s.noDedup = !enabled })
 }
 
 // Run runs the informer until stopCh closes.

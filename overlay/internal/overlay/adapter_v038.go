@@ -26,10 +26,6 @@ const v038Source = `package cache
 // engine.
 
 import (
-	"fmt"
-	"slices"
-	"strings"
-
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/sharding"
 )
@@ -93,13 +89,6 @@ func (r GVRSyncResult) AsError() error {
 	if r.Err == nil {
 		return nil
 	}
-	var unsynced []string
-	for gvr, synced := range r.Synced {
-		if !synced {
-			unsynced = append(unsynced, gvr.String())
-		}
-	}
-	slices.Sort(unsynced)
-	return fmt.Errorf("failed to sync all caches: %s: %w", strings.Join(unsynced, ", "), r.Err)
+	return unsyncedError(r.Err, r.Synced, schema.GroupVersionResource.String)
 }
 `
