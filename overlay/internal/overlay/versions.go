@@ -57,8 +57,9 @@ func ToolchainFor(version string) string {
 }
 
 // SupportedReleases names the supported client-go releases, for usage
-// texts and errors, e.g. "v0.37.x (tested: v0.37.2), v0.38.x and its
-// pre-releases (not released yet; tested: v0.38.0-beta.0)".
+// texts, errors and the documents (see versions_test.go), e.g.
+// "v0.37.x (tested: v0.37.2), v0.38.x and its pre-releases (no release
+// yet; tested: v0.38.0-beta.0, a pre-release)".
 func SupportedReleases() string {
 	var parts []string
 	for _, m := range supportedMinors {
@@ -70,7 +71,7 @@ func SupportedReleases() string {
 // describe names the releases of m, as SupportedReleases lists them.
 func (m clientGoMinor) describe() string {
 	if m.prerelease {
-		return fmt.Sprintf("%s.x and its pre-releases (not released yet; tested: %s)", m.minor, m.newest)
+		return fmt.Sprintf("%s.x and its pre-releases (no release yet; tested: %s, a pre-release)", m.minor, m.newest)
 	}
 	return fmt.Sprintf("%s.x (tested: %s)", m.minor, m.newest)
 }

@@ -1,6 +1,8 @@
 package overlay
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,7 +21,7 @@ func TestCheckClientGoVersion_AcceptsReleasesOfTheSupportedMinors(t *testing.T) 
 		{version: "v0.36.0"},
 		{version: "v0.35.10"},
 		{version: "v0.35.0"},
-		{version: "v0.34.13", wantErr: "not supported; supported are v0.35.x (tested: v0.35.10), v0.36.x (tested: v0.36.6), v0.37.x (tested: v0.37.2), v0.38.x and its pre-releases (not released yet; tested: v0.38.0-beta.0)"},
+		{version: "v0.34.13", wantErr: "not supported; supported are v0.35.x (tested: v0.35.10), v0.36.x (tested: v0.36.6), v0.37.x (tested: v0.37.2), v0.38.x and its pre-releases (no release yet; tested: v0.38.0-beta.0, a pre-release)"},
 		{version: "v0.38.0-beta.0"},
 		{version: "v0.38.0-rc.1"},
 		{version: "v0.38.0"},
@@ -72,5 +74,64 @@ func TestReleaseStatuses_NewestOfEachMinorAndWhetherChecked(t *testing.T) {
 	}
 	if got := releaseStatuses(strings.Fields("v0.38.0-beta.0 v0.38.0 v0.38.1-rc.0"))[3].Newest; got != "v0.38.0" {
 		t.Errorf("newest v0.38 = %s, want the release v0.38.0 over its later patch's pre-release", got)
+	}
+}
+
+// supportedLine is how README.md, CHANGELOG.md and overlay/README.md state
+// the supported releases: one line, made from supportedMinors.
+func supportedLine() string {
+	return "Supported client-go releases: " + SupportedReleases() + "."
+}
+
+// changelogMinorCell is the first cell of a minor's row in CHANGELOG.md's
+// table of client-go minors.
+func (m clientGoMinor) changelogMinorCell() string {
+	if m.prerelease {
+		return m.minor + ".x (pre-release)"
+	}
+	return m.minor + ".x"
+}
+
+func TestSupportedReleases_DocumentsMatchTheList(t *testing.T) {
+	root := repoRoot(t)
+	for _, doc := range []string{"README.md", "CHANGELOG.md", "overlay/README.md"} {
+		data, err := os.ReadFile(filepath.Join(root, doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), "\n"+supportedLine()+"\n") {
+			t.Errorf("%s does not state, on a line of its own:\n%s", doc, supportedLine())
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(root, "CHANGELOG.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The rows of the table headed "| client-go minor |": first cell, and
+	// the overlay cell (the third), which starts with the release checked.
+	var rows [][]string
+	in := false
+	for line := range strings.SplitSeq(string(data), "\n") {
+		switch {
+		case strings.HasPrefix(line, "| client-go minor |"):
+			in = true
+		case in && strings.HasPrefix(line, "|---"):
+		case in && strings.HasPrefix(line, "| "):
+			cells := strings.Split(line, " | ")
+			rows = append(rows, []string{strings.TrimPrefix(cells[0], "| "), cells[2]})
+		default:
+			in = false
+		}
+	}
+	var want, got []string
+	for _, m := range supportedMinors {
+		want = append(want, m.changelogMinorCell()+" | "+m.newest)
+	}
+	for _, r := range rows {
+		newest, _, _ := strings.Cut(r[1], ":")
+		got = append(got, r[0]+" | "+strings.Fields(newest + " ?")[0])
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("CHANGELOG.md's table of client-go minors (minor | release checked) differs from supportedMinors (-want +got):\n%s", diff)
 	}
 }
