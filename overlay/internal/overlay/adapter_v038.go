@@ -69,6 +69,12 @@ func init() {
 	applyReleaseOptions = func(s *sharedIndexInformer, options SharedIndexInformerOptions) {
 		s.wrapListerWatcher = shardWrapper(options.ShardSelector)
 	}
+	// What v0.38 does differently from v0.37, which kcache follows: the
+	// store's resource-version gauge is asked of the metrics provider at
+	// its first Set, and MutationCache.ByIndex does not count a key whose
+	// object was deleted meanwhile as indexed.
+	releaseBehaviour.lazyStoreRVMetric = true
+	releaseBehaviour.mutationCacheSkipsVanished = true
 }
 
 // GVRSyncResult reports how waiting for the informers of a factory keyed
