@@ -1,12 +1,10 @@
 package cache
 
 import (
-	"sort"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	testingclock "k8s.io/utils/clock/testing"
 )
@@ -55,13 +53,7 @@ func TestMutationCache_ByIndexWithAKeyDeletedMeanwhile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, obj := range items {
-				p := obj.(*v1.Pod)
-				got = append(got, p.Name+":"+p.ResourceVersion)
-			}
-			sort.Strings(got)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, podNamesAndVersions(items)); diff != "" {
 				t.Errorf("ByIndex (-want +got):\n%s", diff)
 			}
 		})
