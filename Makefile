@@ -2,7 +2,7 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: minors-test clientgo-minors-test bench-guard test lint overlay overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
+.PHONY: minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
 
 test: fmt-check vet lint unit minors-test bench-smoke compat clientgo-test clientgo-minors-test membership-test examples-test bench-smoke-compare overlay-test integration k8s-suites-smoke ecosystem-smoke bench-e2e-quick
 
@@ -43,25 +43,40 @@ unit:
 # tests that compare the shard hash with apimachinery's own. v0.38 needs Go
 # 1.27: the script sets GOTOOLCHAIN=go1.27.3 for it (fetched from the module
 # proxy), and pins one module version the proxy does not serve (see
-# proxyGaps in the script).
+# proxyGaps in tools/releases.sh).
 minors-test:
 	GO=$(GO) tools/minors.sh root $(MINORS)
 
-# overlay writes k8s.io/client-go VERSION (default v0.37.2; any release of
-# v0.35, v0.36 or v0.37) with kcache as its tools/cache, presenting that
-# release's tools/cache API, into DIR (relative to here, or absolute); see
-# overlay/README.md. Add OVERLAY_FLAGS=-force to replace an overlay written
+# overlay writes k8s.io/client-go VERSION (default v0.37.2; any supported
+# release: the tool's -client-go-version help and README name them, from
+# supportedMinors in overlay/internal/overlay/versions.go) with kcache as its tools/cache,
+# presenting that release's tools/cache API, into DIR (relative to here, or
+# absolute); see overlay/README.md. A release that needs a newer Go than
+# kcache's (v0.38: go1.27.3) runs the tool on that toolchain, which the tool
+# names (-toolchain). Add OVERLAY_FLAGS=-force to replace an overlay written
 # before.
+OVERLAY_VERSION = $(or $(VERSION),v0.37.2)
 overlay:
-	@test -n "$(DIR)" || { echo "usage: make overlay DIR=third_party/client-go [VERSION=v0.37.2 (or any v0.35.x, v0.36.x, v0.37.x)] [OVERLAY_FLAGS=-force]" >&2; exit 2; }
-	cd overlay && $(GO) run ./cmd/kcache-overlay -kcache "$(CURDIR)" -o "$(abspath $(DIR))" -client-go-version "$(or $(VERSION),v0.37.2)" $(OVERLAY_FLAGS)
+	@test -n "$(DIR)" || { echo "usage: make overlay DIR=third_party/client-go [VERSION=v0.37.2 (or another supported release: see README)] [OVERLAY_FLAGS=-force]" >&2; exit 2; }
+	cd overlay && tc="$$($(GO) run ./cmd/kcache-overlay -toolchain -client-go-version "$(OVERLAY_VERSION)")" && \
+		env $${tc:+GOTOOLCHAIN=$$tc} $(GO) run ./cmd/kcache-overlay -kcache "$(CURDIR)" -o "$(abspath $(DIR))" -client-go-version "$(OVERLAY_VERSION)" $(OVERLAY_FLAGS)
 
-# overlay-test tests the overlay tool (its own module), then, for the newest
-# release of each supported minor (v0.35.10, v0.36.6, v0.37.2), generates a
+# overlay-releases lists the newest client-go release of each supported
+# minor and of the next minor (go list -m -versions: the module proxy is
+# its only network use) and says which of them the overlay was not checked
+# against (checked: the release of each minor TestOverlayE2E tests, from
+# supportedMinors in overlay/internal/overlay/versions.go). Not in make test.
+overlay-releases:
+	cd overlay && $(GO) run ./cmd/kcache-overlay -releases
+
+# overlay-test tests the overlay tool (its own module), then, for the
+# release of each supported minor the overlay is checked against
+# (supportedMinors: v0.35.10, v0.36.6, v0.37.2, v0.38.0-beta.0), generates a
 # real overlay, builds all of it, vets every client-go package that imports
 # tools/cache and runs that release's tests of informers/..., listers/... and
 # the packages using tools/cache with kcache inside (TestOverlayE2E; set
-# KCACHE_OVERLAY_E2E_VERSIONS=v0.36.6,... to pick releases).
+# KCACHE_OVERLAY_E2E_VERSIONS=v0.36.6,... to pick releases). v0.38 runs in
+# a test binary of its own built by Go 1.27.3 (TestOverlayE2E starts it).
 overlay-test:
 	cd overlay && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	cd overlay && KCACHE_OVERLAY_E2E=1 $(GO) test -count=1 -run '^TestOverlayE2E$$' -v -timeout 60m ./internal/overlay
@@ -78,9 +93,11 @@ clientgo-test:
 	cd clientgo && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # clientgo-minors-test runs the bridge's vet and tests on the newest patch of
-# each supported client-go minor (v0.35.10, v0.36.6, v0.37.2; MINORS=... for
-# others) in scratch copies, adding the tests of what only newer minors
-# have, and checks that a v0.35 program importing the bridge stays on v0.35
+# each supported client-go minor and the next minor's pre-release (v0.35.10,
+# v0.36.6, v0.37.2, v0.38.0-beta.0 with Go 1.27.3; MINORS=... for others) in
+# scratch copies, adding the tests of what only newer minors have
+# (SetShardSelector on v0.38), and checks that a v0.35 program importing the
+# bridge stays on v0.35
 # (tools/minors.sh; clientgo/README.md "Client-go minors").
 clientgo-minors-test:
 	GO=$(GO) tools/minors.sh clientgo $(MINORS)
@@ -135,9 +152,10 @@ bench-control-plane:
 
 # integration-adoption-minors (opt-in, not in make test): integration/
 # adoption's controllers, stock and on the kcache overlay, moved to client-go
-# v0.35.10 with controller-runtime v0.23.3 and v0.36.6 with v0.24.1 (make
-# integration's phase 3 runs v0.37.2 with v0.25.2); ADOPTION_MINORS picks
-# pairs, e.g. ADOPTION_MINORS=v0.36.6/v0.24.1.
+# v0.35.10 with controller-runtime v0.23.3 and v0.36.6 with v0.24.1, and the
+# sample-controller-style one to v0.38.0-beta.0 (no controller-runtime
+# release for it yet; make integration's phase 3 runs v0.37.2 with v0.25.2);
+# ADOPTION_MINORS picks pairs, e.g. ADOPTION_MINORS=v0.38.0-beta.0/-.
 integration-adoption-minors:
 	INTEGRATION_PHASES=6 GO=$(GO) integration/run.sh
 

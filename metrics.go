@@ -160,12 +160,29 @@ func newQueueMetrics(id InformerNameAndResource, p InformerMetricsProvider) queu
 }
 
 // newStoreRVMetric creates a store's resource-version gauge; it records
-// nothing unless id is Reserved.
+// nothing unless id is Reserved. With releaseBehaviour.lazyStoreRVMetric
+// the provider is asked for it at its first Set.
 func newStoreRVMetric(id InformerNameAndResource, p InformerMetricsProvider) GaugeMetric {
 	if !id.Reserved() {
 		return noopMetric{}
 	}
-	return informerMetricsProviderOr(p).NewStoreResourceVersionMetric(id)
+	p = informerMetricsProviderOr(p)
+	if releaseBehaviour.lazyStoreRVMetric {
+		return &lazyGauge{make: func() GaugeMetric { return p.NewStoreResourceVersionMetric(id) }}
+	}
+	return p.NewStoreResourceVersionMetric(id)
+}
+
+// lazyGauge is a gauge made by make at its first Set.
+type lazyGauge struct {
+	once  sync.Once
+	make  func() GaugeMetric
+	gauge GaugeMetric
+}
+
+func (l *lazyGauge) Set(v float64) {
+	l.once.Do(func() { l.gauge = l.make() })
+	l.gauge.Set(v)
 }
 
 // setRVGauge records rv on g when rv is a decimal integer. Resource versions

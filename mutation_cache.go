@@ -299,6 +299,12 @@ func (c *mutationCache) ByIndex(indexName, indexKey string) ([]interface{}, erro
 		for _, key := range keys {
 			indexed[key] = struct{}{}
 		}
+		if releaseBehaviour.mutationCacheSkipsVanished {
+			clear(indexed)
+			for _, s := range stored {
+				indexed[s.key] = struct{}{}
+			}
+		}
 	}
 
 	items := make([]interface{}, 0, len(stored))

@@ -308,17 +308,22 @@ func TestMutationCache_ByIndex(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, obj := range items {
-				p := obj.(*v1.Pod)
-				got = append(got, p.Name+":"+p.ResourceVersion)
-			}
-			sort.Strings(got)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, podNamesAndVersions(items)); diff != "" {
 				t.Errorf("ByIndex (-want +got):\n%s", diff)
 			}
 		})
 	}
+}
+
+// podNamesAndVersions renders pods as sorted "name:rv" strings.
+func podNamesAndVersions(items []interface{}) []string {
+	var got []string
+	for _, obj := range items {
+		p := obj.(*v1.Pod)
+		got = append(got, p.Name+":"+p.ResourceVersion)
+	}
+	sort.Strings(got)
+	return got
 }
 
 func TestMutationCache_ByIndexWithoutIndexerFails(t *testing.T) {

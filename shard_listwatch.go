@@ -2,15 +2,18 @@ package cache
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"sync"
 	"sync/atomic"
 
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 )
@@ -74,6 +77,11 @@ type ShardedListerWatcher struct {
 	// and guards watches: the live watches, which a move ends.
 	moveMu  sync.Mutex
 	watches map[*shardWatch]struct{}
+
+	// strict, when set, gives this ShardedListerWatcher the contract of
+	// client-go v0.38's NewShardedListWatch (see strictShard); nil gives
+	// kcache's own.
+	strict *strictShard
 }
 
 var _ ListerWatcher = (*ShardedListerWatcher)(nil)
@@ -130,6 +138,9 @@ func (s *ShardedListerWatcher) ListWithContext(ctx context.Context, options meta
 	if err != nil {
 		return nil, err
 	}
+	if s.strict != nil {
+		return s.listStrict(ctx, options, spec)
+	}
 	sent := setShardSelector(&options, spec.text)
 	list, err := s.inner.ListWithContext(ctx, options)
 	if err != nil || list == nil || isNilPointer(list) {
@@ -174,7 +185,11 @@ func (s *ShardedListerWatcher) WatchWithContext(ctx context.Context, options met
 	if !streaming && s.listedGen.Load() < spec.gen {
 		return nil, errShardMoved("the shard moved since the last list")
 	}
-	if !setShardSelector(&options, spec.text) {
+	if s.strict != nil {
+		if err := s.strict.useSelector(&options, spec.text); err != nil {
+			return nil, err
+		}
+	} else if !setShardSelector(&options, spec.text) {
 		s.setMode(klog.FromContext(ctx), ShardModeClient, reasonSelectorNotSent)
 	} else if s.Mode() == ShardModeUnknown && streaming {
 		s.probeMode(ctx, spec)
@@ -183,7 +198,7 @@ func (s *ShardedListerWatcher) WatchWithContext(ctx context.Context, options met
 	if err != nil || w == nil {
 		return w, err
 	}
-	sw := newShardWatch(klog.FromContext(ctx), w, s, spec, streaming)
+	sw := newShardWatch(ctx, w, s, spec, streaming)
 	s.track(sw)
 	go sw.run()
 	return sw, nil
@@ -223,8 +238,34 @@ func (s *ShardedListerWatcher) inShard(obj runtime.Object) bool {
 	return s.spec.Load().holds(obj)
 }
 
-// setMode records mode m; see shardModeState.set.
+// admit reports whether a watch event is passed on: anything but an
+// object change, or a change of an object in the shard held now.
+func (s *ShardedListerWatcher) admit(ctx context.Context, ev watch.Event) bool {
+	switch ev.Type {
+	case watch.Bookmark, watch.Error:
+		return true
+	case watch.Added, watch.Modified, watch.Deleted:
+	default:
+		if s.strict == nil {
+			return true
+		}
+	}
+	if s.strict != nil {
+		return s.strict.admit(ctx, s.spec.Load(), ev.Object)
+	}
+	if ev.Object == nil || s.inShard(ev.Object) {
+		return true
+	}
+	s.setMode(klog.FromContext(ctx), ShardModeClient, "a watch event for an object outside the shard")
+	return false
+}
+
+// setMode records mode m; see shardModeState.set. In strict mode the
+// change is not logged (client-go's ListerWatcher logs only its fallback).
 func (s *ShardedListerWatcher) setMode(logger klog.Logger, m ShardMode, why string) {
+	if s.strict != nil {
+		logger = logr.Discard()
+	}
 	s.modes.set(logger, m, why, s.Selector())
 }
 
@@ -354,10 +395,8 @@ func (s *ShardedListerWatcher) untrack(w *shardWatch) {
 // shardWatchOwner is what a shardWatch asks of the ShardedListerWatcher
 // that opened it.
 type shardWatchOwner interface {
-	// inShard reports whether obj belongs to the shard held now.
-	inShard(obj runtime.Object) bool
-	// setMode records who filters, with the reason.
-	setMode(logger klog.Logger, m ShardMode, why string)
+	// admit reports whether a watch event is passed on.
+	admit(ctx context.Context, ev watch.Event) bool
 	// markListed records that spec's shard was listed whole.
 	markListed(spec *shardSpec)
 	// untrack forgets the watch once it ended.
@@ -368,10 +407,10 @@ type shardWatchOwner interface {
 // outside the shard. A move to another shard (SetShard) ends it with an
 // expired-resource-version error, so that its Reflector lists again.
 type shardWatch struct {
-	inner  watch.Interface
-	shard  shardWatchOwner
-	logger klog.Logger
-	out    chan watch.Event
+	inner watch.Interface
+	shard shardWatchOwner
+	ctx   context.Context
+	out   chan watch.Event
 	// spec is the shard the watch was opened for; streaming says it is a
 	// streaming list, whose end of initial events completes a list.
 	spec      *shardSpec
@@ -385,9 +424,9 @@ type shardWatch struct {
 }
 
 // newShardWatch wraps w; run passes its events on.
-func newShardWatch(logger klog.Logger, w watch.Interface, s shardWatchOwner, spec *shardSpec, streaming bool) *shardWatch {
+func newShardWatch(ctx context.Context, w watch.Interface, s shardWatchOwner, spec *shardSpec, streaming bool) *shardWatch {
 	return &shardWatch{
-		inner: w, shard: s, logger: logger, out: make(chan watch.Event),
+		inner: w, shard: s, ctx: ctx, out: make(chan watch.Event),
 		spec: spec, streaming: streaming,
 		stopped: make(chan struct{}), moved: make(chan struct{}),
 	}
@@ -453,21 +492,10 @@ func (w *shardWatch) endMoved() {
 // a change of an object in the shard held now. The bookmark that ends a
 // streaming list's initial events also completes a list.
 func (w *shardWatch) keep(ev watch.Event) bool {
-	switch ev.Type {
-	case watch.Added, watch.Modified, watch.Deleted:
-	case watch.Bookmark:
-		if w.streaming && endsInitialEvents(ev.Object) {
-			w.shard.markListed(w.spec)
-		}
-		return true
-	default:
-		return true
+	if ev.Type == watch.Bookmark && w.streaming && endsInitialEvents(ev.Object) {
+		w.shard.markListed(w.spec)
 	}
-	if ev.Object == nil || w.shard.inShard(ev.Object) {
-		return true
-	}
-	w.shard.setMode(w.logger, ShardModeClient, "a watch event for an object outside the shard")
-	return false
+	return w.shard.admit(w.ctx, ev)
 }
 
 // This file says who keeps a sharded ListerWatcher's results inside its
@@ -643,4 +671,146 @@ func echoedShardSelector(x any) (string, bool) {
 		return "", false
 	}
 	return sel.String(), true
+}
+
+// Client-go's contract (the overlay of v0.38).
+//
+// client-go v0.38 has a sharded ListerWatcher of its own,
+// NewShardedListWatch(lw, sharding.Selector), which an informer's
+// SetShardSelector puts around its ListerWatcher. In the overlay of v0.38
+// that name is a ShardedListerWatcher in strict mode (the overlay's
+// adapter file calls newStrictShardedListerWatcher), so it keeps
+// client-go's contract where kcache's own differs:
+//   - a ListOptions.ShardSelector the caller set to another selector is an
+//     error ("conflicting shard selector"), not replaced;
+//   - a list whose ShardInfo names another selector is an error, and a list
+//     type without ShardInfo is one too;
+//   - without ShardInfo the items are filtered on the client with the
+//     selector's own Matches, whose errors fail the list; the list's
+//     remaining item count is cleared; the first fallback (in a list, or a
+//     watch event outside the shard) is logged once, at V(2);
+//   - watch events are matched whatever their type, but bookmarks and
+//     errors; an object that cannot be matched is dropped and reported to
+//     utilruntime.HandleErrorWithContext;
+//   - no one-object probe precedes a streaming list, and mode changes are
+//     not logged (the gauge of a ShardModeMetricsProvider still moves).
+//
+// Everything else is the engine's: SetShard moves it to another shard with
+// the relist and MovedOutOfShard deletions described above, an addition
+// client-go does not have.
+
+// strictShard is the state of strict mode.
+type strictShard struct {
+	// fallbackOnce guards the one log line of the client-side fallback.
+	fallbackOnce sync.Once
+}
+
+// newStrictShardedListerWatcher returns lw restricted to the selector
+// whose text and matcher are given, in strict mode. The caller (client-go
+// v0.38's NewShardedListWatch) has already returned lw itself for an empty
+// selector.
+func newStrictShardedListerWatcher(lw ListerWatcher, text string, matches func(runtime.Object) (bool, error)) *ShardedListerWatcher {
+	s := &ShardedListerWatcher{
+		inner:   ToListerWatcherWithContext(lw),
+		parent:  lw,
+		watches: map[*shardWatch]struct{}{},
+		strict:  &strictShard{},
+	}
+	s.spec.Store(newForeignShardSpec(text, matches, firstShardGen))
+	s.listedGen.Store(firstShardGen)
+	return s
+}
+
+// useSelector sets options.ShardSelector to selector, or fails when the
+// caller set another one.
+func (st *strictShard) useSelector(options *metav1.ListOptions, selector string) error {
+	if set := shardSelectorOf(*options); set != "" && set != selector {
+		return fmt.Errorf("conflicting shard selector %q, expected %q", set, selector)
+	}
+	setShardSelector(options, selector)
+	return nil
+}
+
+// logFallback logs, once per ShardedListerWatcher, that the client
+// filters.
+func (st *strictShard) logFallback(ctx context.Context, selector string) {
+	st.fallbackOnce.Do(func() {
+		klog.FromContext(ctx).V(2).Info("Server did not apply shard selector; falling back to client-side filtering", "selector", selector)
+	})
+}
+
+// admit matches a watch event's object against spec.
+func (st *strictShard) admit(ctx context.Context, spec *shardSpec, obj runtime.Object) bool {
+	matched, err := spec.matches(obj)
+	if err != nil {
+		utilruntime.HandleErrorWithContext(ctx, err, "Unable to match watch event against shard selector")
+		return false
+	}
+	if !matched {
+		st.logFallback(ctx, spec.text)
+	}
+	return matched
+}
+
+// listStrict is ListWithContext in strict mode, for a page of spec's shard.
+func (s *ShardedListerWatcher) listStrict(ctx context.Context, options metav1.ListOptions, spec *shardSpec) (runtime.Object, error) {
+	if err := s.strict.useSelector(&options, spec.text); err != nil {
+		return nil, err
+	}
+	list, err := s.inner.ListWithContext(ctx, options)
+	if err != nil {
+		return nil, err
+	}
+	if s.spec.Load() != spec {
+		return nil, errShardMoved("the shard selector changed while a list page was read")
+	}
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		return nil, err
+	}
+	applied, echoed, readable := shardInfoOfListMeta(lm)
+	switch {
+	case !readable:
+		return nil, fmt.Errorf("object %T does not implement metav1.ShardedListInterface", list)
+	case echoed && applied != spec.text:
+		return nil, fmt.Errorf("server applied shard selector %q, expected %q", applied, spec.text)
+	case echoed:
+		s.setMode(klog.FromContext(ctx), ShardModeServer, "the list response echoes the selector")
+		s.endListPage(list, spec)
+		return list, nil
+	}
+	s.strict.logFallback(ctx, spec.text)
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	kept := make([]runtime.Object, 0, len(items))
+	for _, item := range items {
+		matched, err := spec.matches(item)
+		if err != nil {
+			return nil, err
+		}
+		if matched {
+			kept = append(kept, item)
+		}
+	}
+	lm.SetRemainingItemCount(nil)
+	if err := meta.SetList(list, kept); err != nil {
+		return nil, err
+	}
+	s.setMode(klog.FromContext(ctx), ShardModeClient, "the list response has no shardInfo")
+	s.endListPage(list, spec)
+	return list, nil
+}
+
+// shardInfoOfListMeta returns what lm's GetShardInfo says: the selector
+// applied and whether there is one. readable is false when lm has no
+// GetShardInfo (apimachinery before v0.36, or a list type without it).
+func shardInfoOfListMeta(lm any) (applied string, echoed, readable bool) {
+	get := reflect.ValueOf(lm).MethodByName("GetShardInfo")
+	if !get.IsValid() || get.Type().NumIn() != 0 || get.Type().NumOut() != 1 {
+		return "", false, false
+	}
+	applied, echoed = echoedShardSelector(lm)
+	return applied, echoed, true
 }

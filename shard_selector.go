@@ -510,21 +510,29 @@ const (
 // built with; each move adds one.
 const firstShardGen = 1
 
-// shardSpec is one selector a ShardedListerWatcher holds: parsed, in the
-// canonical form a server echoes, and numbered. It never changes.
+// shardSpec is one selector a ShardedListerWatcher holds: its matcher, the
+// text sent to (and echoed by) the server, and its number. It never
+// changes.
 type shardSpec struct {
-	selector *ShardSelector
-	text     string
-	gen      uint64
+	matches func(obj runtime.Object) (bool, error)
+	text    string
+	gen     uint64
 }
 
 func newShardSpec(sel *ShardSelector, gen uint64) *shardSpec {
-	return &shardSpec{selector: sel, text: sel.String(), gen: gen}
+	return &shardSpec{matches: sel.Matches, text: sel.String(), gen: gen}
+}
+
+// newForeignShardSpec is a selector parsed elsewhere (client-go v0.38's
+// sharding.Selector, in the overlay): its text as the selector wrote it,
+// and its own Matches.
+func newForeignShardSpec(text string, matches func(runtime.Object) (bool, error), gen uint64) *shardSpec {
+	return &shardSpec{matches: matches, text: text, gen: gen}
 }
 
 // holds reports whether obj belongs to this shard; see inShard.
 func (spec *shardSpec) holds(obj runtime.Object) bool {
-	ok, err := spec.selector.Matches(obj)
+	ok, err := spec.matches(obj)
 	return ok || err != nil
 }
 

@@ -152,7 +152,24 @@ func newSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, opti
 		synced:            synced,
 	}
 	s.processor = newSharedProcessor(clk, synced)
+	if applyReleaseOptions != nil {
+		applyReleaseOptions(s, options)
+	}
 	return s
+}
+
+// applyReleaseOptions is nil in kcache. The overlay of a client-go release
+// whose SharedIndexInformerOptions has fields kcache's lacks (v0.38's
+// ShardSelector) sets it, in its adapter file, to apply them to a new
+// informer.
+var applyReleaseOptions func(s *sharedIndexInformer, options SharedIndexInformerOptions)
+
+// setListerWatcherWrapper sets, before Run, the function put around the
+// informer's ListerWatcher when it starts (nil for none); it is the engine
+// of client-go v0.38's SetShardSelector in the overlay. After the start it
+// fails with client-go's error.
+func (s *sharedIndexInformer) setListerWatcherWrapper(wrap func(ListerWatcher) ListerWatcher) error {
+	return s.setBeforeStart(func() { s.wrapListerWatcher = wrap })
 }
 
 // sharedIndexInformer is the SharedIndexInformer.
@@ -161,7 +178,7 @@ func newSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, opti
 // held while a handler runs: handlers run on listener goroutines.
 type sharedIndexInformer struct {
 	// mu guards started, stopped, controller, transform, noDedup,
-	// watchErrorHandler and resyncCheckPeriod.
+	// watchErrorHandler, resyncCheckPeriod and wrapListerWatcher.
 	mu                sync.Mutex
 	started           bool
 	stopped           bool
@@ -170,6 +187,10 @@ type sharedIndexInformer struct {
 	noDedup           bool
 	watchErrorHandler WatchErrorHandlerWithContext
 	resyncCheckPeriod time.Duration
+	// wrapListerWatcher, if set, is put around listerWatcher when the
+	// informer starts: client-go v0.38's shard selector, in the overlay
+	// (see setListerWatcherWrapper).
+	wrapListerWatcher func(ListerWatcher) ListerWatcher
 
 	// deliverMu is held while a batch of deltas updates the cache and is
 	// handed to the listeners, and while a handler joins or leaves, so a
@@ -205,23 +226,23 @@ func (s *sharedIndexInformer) SetWatchErrorHandler(handler WatchErrorHandler) er
 // SetWatchErrorHandlerWithContext sets the list/watch error handler before
 // Run.
 func (s *sharedIndexInformer) SetWatchErrorHandlerWithContext(handler WatchErrorHandlerWithContext) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.started {
-		return errors.New("informer has already started")
-	}
-	s.watchErrorHandler = handler
-	return nil
+	return s.setBeforeStart(func() { s.watchErrorHandler = handler })
 }
 
 // SetTransform sets the transform before Run.
 func (s *sharedIndexInformer) SetTransform(handler TransformFunc) error {
+	return s.setBeforeStart(func() { s.transform = handler })
+}
+
+// setBeforeStart runs set under s.mu, unless the informer has started:
+// then it fails as client-go's setters do and set does not run.
+func (s *sharedIndexInformer) setBeforeStart(set func()) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.started {
 		return errors.New("informer has already started")
 	}
-	s.transform = handler
+	set()
 	return nil
 }
 
@@ -244,18 +265,9 @@ type valueSharingSetter interface {
 	setValueSharing(enabled bool) error
 }
 
-// errInformerStarted is what setting an informer up after Run returns.
-var errInformerStarted = errors.New("informer has already started")
-
 // setValueSharing is SetValueSharing's choice for this informer.
 func (s *sharedIndexInformer) setValueSharing(enabled bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.started {
-		return errInformerStarted
-	}
-	s.noDedup = !enabled
-	return nil
+	return s.setBeforeStart(func() { s.noDedup = !enabled })
 }
 
 // Run runs the informer until stopCh closes.
@@ -306,10 +318,14 @@ func (s *sharedIndexInformer) start(logger klog.Logger) Controller {
 		return nil
 	}
 	queue := newInformerQueue(logger, s.objectType, s.indexer, s.transform, s.identifier, s.metricsProvider, !s.noDedup)
-	sink := newShardMoveSink(s, s.listerWatcher)
+	lw := s.listerWatcher
+	if s.wrapListerWatcher != nil {
+		lw = s.wrapListerWatcher(lw)
+	}
+	sink := newShardMoveSink(s, lw)
 	cfg := &Config{
 		Queue:             queue,
-		ListerWatcher:     s.listerWatcher,
+		ListerWatcher:     lw,
 		ObjectType:        s.objectType,
 		ObjectDescription: s.objectDescription,
 		FullResyncPeriod:  s.resyncCheckPeriod,

@@ -283,12 +283,20 @@ func (c SyncResult) AsError() error {
 	if c.Err == nil {
 		return nil
 	}
+	return unsyncedError(c.Err, c.Synced, reflect.Type.String)
+}
+
+// unsyncedError is the error of a wait for informers that ended with
+// cause: it names, sorted, the keys of synced whose informer did not sync
+// and wraps cause. client-go v0.38's GVRSyncResult (in the overlay) uses it
+// too.
+func unsyncedError[K comparable](cause error, synced map[K]bool, name func(K) string) error {
 	var unsynced []string
-	for typ, synced := range c.Synced {
-		if !synced {
-			unsynced = append(unsynced, typ.String())
+	for key, ok := range synced {
+		if !ok {
+			unsynced = append(unsynced, name(key))
 		}
 	}
 	slices.Sort(unsynced)
-	return fmt.Errorf("failed to sync all caches: %s: %w", strings.Join(unsynced, ", "), c.Err)
+	return fmt.Errorf("failed to sync all caches: %s: %w", strings.Join(unsynced, ", "), cause)
 }

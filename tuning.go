@@ -33,3 +33,17 @@ var tuning = tunables{
 	listCopyStretch:  8192,
 	storeBulkRead:    1024,
 }
+
+// Besides the tuning, this file holds the one other set of package-wide
+// switches. releaseBehaviour switches on, in the overlay of a newer client-go
+// release, what that release does differently where kcache follows
+// v0.37.2 by default; the release's adapter file sets it in an init.
+var releaseBehaviour struct {
+	// lazyStoreRVMetric (v0.38): a store asks its metrics provider for the
+	// resource-version gauge at the gauge's first Set, not when it is made.
+	lazyStoreRVMetric bool
+	// mutationCacheSkipsVanished (v0.38): MutationCache.ByIndex treats a key
+	// of the index whose object is gone from the store (deleted meanwhile)
+	// as not indexed, so a remembered write for it may be returned.
+	mutationCacheSkipsVanished bool
+}

@@ -26,18 +26,19 @@
 // wrapper takes the ListerWatcher out of the informer client-go's generated
 // code built (never started) and builds the kcache one from it. client-go
 // has no exported way to do that: it reads two unexported fields through
-// reflection, checked against client-go v0.35, v0.36 and v0.37 by this
-// package's tests (tools/minors.sh). If
+// reflection, checked against client-go v0.35, v0.36, v0.37 and v0.38 by
+// this package's tests (tools/minors.sh). If
 // a client-go version changes them, the factory logs an error and keeps
 // client-go's informer for that type, so a program still works, on
 // client-go; Unwrap tells which informers run on kcache.
 //
-// One source serves client-go v0.35, v0.36 and v0.37, and the module
-// requires v0.35.0, so that it never raises a program's client-go. What a
-// minor lacks, the bridge lacks there too: HasSyncedChecker exists from
-// v0.36 on (checker.go says how the bridge provides it without naming
-// v0.36's DoneChecker type), typed informers and ShutDownEventHandler from
-// v0.37. One gap is the bridge's own: on v0.37 a wrapped factory's
+// One source serves client-go v0.35, v0.36, v0.37 and v0.38.0-beta.0, and
+// the module requires v0.35.0, so that it never raises a program's
+// client-go. What a minor lacks, the bridge lacks there too: HasSyncedChecker
+// exists from v0.36 on (checker.go says how the bridge provides it without
+// naming v0.36's DoneChecker type), typed informers and ShutDownEventHandler
+// from v0.37, SetShardSelector from v0.38 (shard.go says how the bridge
+// provides it without naming apimachinery v0.38's sharding.Selector). One gap is the bridge's own: on v0.37 a wrapped factory's
 // Lifecycle() group, whose package v0.35 lacks, stays on client-go; reach
 // those informers through ForResource. README.md has the table per minor.
 package clientgo

@@ -17,7 +17,7 @@ import (
 // generated informer factory builds each informer inside client-go, from a
 // ListerWatcher that closes over the client, namespace and list-options
 // tweak, and offers no exported way to get either back. The field names and
-// types below are those of client-go v0.37; each read checks the field's
+// types below are those of client-go v0.35 to v0.38; each read checks the field's
 // type before it reads, so a client-go that changed them yields an error,
 // never a wrong value.
 
@@ -128,4 +128,41 @@ func readField[T any](s reflect.Value, name string) (T, error) {
 		return zero, fmt.Errorf("%s.%s is a %s, want %s: %w", s.Type(), name, f.Type(), want, errNotClientGo)
 	}
 	return *(*T)(unsafe.Pointer(f.UnsafeAddr())), nil
+}
+
+// Where client-go's informer keeps the selector SetShardSelector stores
+// (client-go v0.38 on).
+const (
+	shardingPkg           = "k8s.io/apimachinery/pkg/sharding"
+	shardSelectorField    = "shardSelector"
+	shardSelectorTypeName = "Selector"
+)
+
+// clientGoShardSelector returns the shard selector a client-go shared
+// informer holds (nil if none): the value SetShardSelector stored, or
+// SharedIndexInformerOptions.ShardSelector. The field's type is
+// apimachinery's sharding.Selector, which this package cannot name, so the
+// read checks the type by its package and name, and the value by the
+// methods the bridge calls.
+func clientGoShardSelector(inf toolscache.SharedIndexInformer) (shardSelector, error) {
+	s, err := clientGoStruct(inf, clientGoCachePkg, "sharedIndexInformer")
+	if err != nil {
+		return nil, fmt.Errorf("reading the informer: %w", err)
+	}
+	f := s.FieldByName(shardSelectorField)
+	if !f.IsValid() {
+		return nil, fmt.Errorf("%s has no field %s: %w", s.Type(), shardSelectorField, errNotClientGo)
+	}
+	if t := f.Type(); t.Kind() != reflect.Interface || t.PkgPath() != shardingPkg || t.Name() != shardSelectorTypeName {
+		return nil, fmt.Errorf("%s.%s is a %s, want %s.%s: %w", s.Type(), shardSelectorField, t, shardingPkg, shardSelectorTypeName, errNotClientGo)
+	}
+	v := reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem()
+	if v.IsNil() {
+		return nil, nil
+	}
+	sel, ok := v.Interface().(shardSelector)
+	if !ok {
+		return nil, fmt.Errorf("the informer's shard selector, a %s, lacks Matches, Empty or String", v.Elem().Type())
+	}
+	return sel, nil
 }

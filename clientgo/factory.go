@@ -118,7 +118,12 @@ func onKcache(ci toolscache.SharedIndexInformer, resync time.Duration) toolscach
 		klog.Background().Error(err, "Informer runs on client-go, not kcache", "type", fmt.Sprintf("%T", ci))
 		return ci
 	}
-	return NewSharedIndexInformer(lw, obj, resync, ci.GetIndexer().GetIndexers())
+	kc := NewSharedIndexInformer(lw, obj, resync, ci.GetIndexer().GetIndexers()).(*informer)
+	if err := kc.shardLatch.carryFrom(ci); err != nil {
+		klog.Background().Error(err, "Informer runs on client-go, not kcache", "type", fmt.Sprintf("%T", ci))
+		return ci
+	}
+	return kc
 }
 
 // ForResource returns the generic informer for resource, on kcache. The

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	kcache "github.com/kcache/cache"
 )
@@ -25,16 +26,31 @@ import (
 // capability probe (IsWatchListSemanticsUnSupported) that client-go's fake
 // clients and ToListWatcherWithWatchListSemantics answer is read by kcache
 // under the same name.
+//
+// On client-go v0.38 and later, the kcache informer lists and watches
+// through a stand-in for lw that applies a selector set with
+// SetShardSelector, as client-go's NewShardedListWatch does (shard.go);
+// a kcache ShardedListerWatcher is passed as it is, for kcache to move its
+// shard, and a selector set on top of it makes Run refuse to start.
 func NewSharedIndexInformer(lw toolscache.ListerWatcher, exampleObject runtime.Object, defaultEventHandlerResyncPeriod time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
-	kc := kcache.NewSharedIndexInformer(lw, exampleObject, defaultEventHandlerResyncPeriod, toKcacheIndexers(indexers))
-	return newInformer(kc, lw, exampleObject)
+	kcLW, shardable := lw, (*shardableLW)(nil)
+	if _, kcacheShard := lw.(*kcache.ShardedListerWatcher); clientGoHasShardSelector && lw != nil && !kcacheShard {
+		shardable = newShardableLW(lw)
+		kcLW = shardable
+	}
+	kc := kcache.NewSharedIndexInformer(kcLW, exampleObject, defaultEventHandlerResyncPeriod, toKcacheIndexers(indexers))
+	return newInformer(kc, lw, exampleObject, shardable)
 }
 
 // Wrap presents a kcache informer through client-go's SharedIndexInformer
 // interface. A client-go watch error handler set on the result receives a
-// Reflector built without a ListerWatcher (see SetWatchErrorHandler).
+// Reflector built without a ListerWatcher (see SetWatchErrorHandler). The
+// bridge cannot restrict kc's lists and watches, so on client-go v0.38 and
+// later a non-empty selector set with SetShardSelector makes Run log an
+// error and return without starting kc; shard kc with kcache's
+// NewShardedListerWatcher instead.
 func Wrap(kc kcache.SharedIndexInformer) toolscache.SharedIndexInformer {
-	return newInformer(kc, nil, nil)
+	return newInformer(kc, nil, nil, nil)
 }
 
 // Unwrap returns the kcache informer behind inf, if inf was made by this
@@ -91,6 +107,10 @@ type informer struct {
 	// client-go has it (v0.36 on), done when kc's is, while this informer
 	// runs (see checker.go). GetController's Controller shares it.
 	*syncedChecker
+	// shardLatch gives the informer client-go's SetShardSelector where
+	// client-go has it (v0.38 on), and applies the selector at Run (see
+	// shard.go).
+	*shardLatch
 	kc      kcache.SharedIndexInformer
 	indexer *indexer // GetStore and GetIndexer; built once over kc's indexer
 	names   *reflectorNames
@@ -100,9 +120,13 @@ type informer struct {
 
 var _ toolscache.SharedIndexInformer = (*informer)(nil)
 
-func newInformer(kc kcache.SharedIndexInformer, lw toolscache.ListerWatcher, exampleObject runtime.Object) *informer {
+// newInformer presents kc, built over lw (nil if unknown) for objects like
+// exampleObject; shardable is the stand-in kc lists and watches through,
+// nil if none.
+func newInformer(kc kcache.SharedIndexInformer, lw toolscache.ListerWatcher, exampleObject runtime.Object, shardable *shardableLW) *informer {
 	i := &informer{
 		syncedChecker: newSyncedChecker(kc.HasSyncedChecker().Name()),
+		shardLatch:    newShardLatch(exampleObject, shardable),
 		kc:            kc,
 		indexer:       &indexer{kc: kc.GetIndexer()},
 		names:         &reflectorNames{lw: lw, objType: exampleObject},
@@ -169,14 +193,21 @@ func (i *informer) GetController() toolscache.Controller {
 	return controller{syncedChecker: i.syncedChecker, kc: i.kc.GetController()}
 }
 
-// Run runs the informer until stopCh closes.
+// Run runs the informer until stopCh closes. From then on SetShardSelector
+// (client-go v0.38 on) fails, as client-go's does once its informer started.
 func (i *informer) Run(stopCh <-chan struct{}) {
+	if !i.shardLatch.start(klog.Background()) {
+		return
+	}
 	defer i.signals.run(wait.ContextForChannel(stopCh))()
 	i.kc.Run(stopCh)
 }
 
-// RunWithContext runs the informer until ctx ends.
+// RunWithContext runs the informer until ctx ends; see Run.
 func (i *informer) RunWithContext(ctx context.Context) {
+	if !i.shardLatch.start(klog.FromContext(ctx)) {
+		return
+	}
 	defer i.signals.run(ctx)()
 	i.kc.RunWithContext(ctx)
 }

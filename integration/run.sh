@@ -28,15 +28,21 @@
 # without -race (phase 1 runs its one-minute version with -race).
 #
 # Opt-in phase 6, adoption-minors (INTEGRATION_PHASES=6, make
-# integration-adoption-minors): phase 3 on the older supported minors. For
-# each client-go/controller-runtime pair in ADOPTION_MINORS (default
-# "v0.35.10/v0.23.3 v0.36.6/v0.24.1"; phase 3 is v0.37.2/v0.25.2) it copies
-# adoption/ to a scratch directory, `go get`s client-go, api and
-# apimachinery at the one and controller-runtime at the other, tidies,
-# checks nothing raised them, writes that client-go's overlay (make overlay
-# VERSION=) and its modfile, vets both builds; then one API server runs
-# every pair's tests, stock and overlay, with -race. The scratch directory
-# is removed when all passed (kept, and named, otherwise).
+# integration-adoption-minors): phase 3 on the older supported minors and
+# the next minor's pre-release. For each client-go/controller-runtime pair
+# in ADOPTION_MINORS (default "v0.35.10/v0.23.3 v0.36.6/v0.24.1
+# v0.38.0-beta.0/-"; phase 3 is v0.37.2/v0.25.2) it copies adoption/ to a
+# scratch directory, `go get`s client-go, api and apimachinery at the one
+# and controller-runtime at the other, tidies, checks nothing raised them,
+# writes that client-go's overlay (make overlay VERSION=) and its modfile,
+# vets both builds; then one API server runs every pair's tests, stock and
+# overlay, with -race. A controller-runtime of "-" says no release supports
+# that client-go (v0.38 so far): the copy keeps adoption/'s
+# controller-runtime, which still compiles there, and only the
+# sample-controller-style controller's test runs (TestSampleController).
+# A release of a minor from v0.38 on builds with GOTOOLCHAIN=go1.27.3 and
+# the module proxy's gaps pinned (../tools/releases.sh). The scratch
+# directory is removed when all passed (kept, and named, otherwise).
 #
 # Each phase builds the launcher if needed (never with -race), starts it,
 # runs `go test -race`, and stops it; the server is stopped whatever happens
@@ -44,7 +50,9 @@
 # so and where the details are. Exit status: 0 if every phase passed.
 #
 # Environment: GO (default go), INTEGRATION_RUN (a -run regexp to narrow
-# phase 1), INTEGRATION_PHASES (default "1 2 3 4 5"), ADOPTION_MINORS, KCACHE_SHARD_PODS (pods
+# phase 1), INTEGRATION_PHASES (default "1 2 3 4 5"), ADOPTION_MINORS,
+# ADOPTION_OVERLAY_FROM (the kcache checkout whose `make overlay` writes
+# phase 6's overlays; default this one), KCACHE_SHARD_PODS (pods
 # the sharding test and benchmark create; default here 3000, which keeps
 # the two sharding runs near two minutes on two cores; the issue's proof
 # uses 10000, the test's own default).
@@ -54,6 +62,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$HERE")
 KAS=$ROOT/kas/run.sh
 GO=${GO:-go}
+# shellcheck source=../tools/releases.sh
+. "$ROOT/tools/releases.sh"
 LOGS=$HERE/.logs
 PHASES=${INTEGRATION_PHASES:-1 2 3 4 5}
 SHARD_GATE=--feature-gates=ShardedListAndWatch=true
@@ -136,24 +146,34 @@ adoption_phase() {
 }
 
 # adoption_prepare CLIENT_GO CONTROLLER_RUNTIME DIR: DIR/adoption, a copy of
-# adoption/ moved to those releases, DIR/client-go, the overlay of that
-# client-go, and DIR/overlay.mod, the copy's go.mod plus its replace; both
-# builds vetted. Output goes to the caller.
+# adoption/ moved to those releases (CONTROLLER_RUNTIME "-": adoption/'s
+# own), DIR/client-go, the overlay of that client-go, and DIR/overlay.mod,
+# the copy's go.mod plus its replace; both builds vetted. Output goes to the
+# caller; the caller exports GOTOOLCHAIN for CLIENT_GO (toolchain_for).
 adoption_prepare() {
-  local cg=$1 cr=$2 dir=$3 mod got
+  local cg=$1 cr=$2 dir=$3 mod got mods
   mkdir -p "$dir/adoption" &&
     (cd "$HERE/adoption" && tar -cf - --exclude='./.?*' .) | tar -xf - -C "$dir/adoption" &&
     cd "$dir/adoption" || return 1
-  "$GO" get "k8s.io/client-go@$cg" "k8s.io/api@$cg" "k8s.io/apimachinery@$cg" \
-    "sigs.k8s.io/controller-runtime@$cr" && "$GO" mod tidy || return 1
-  for mod in k8s.io/client-go@$cg k8s.io/api@$cg k8s.io/apimachinery@$cg sigs.k8s.io/controller-runtime@$cr; do
+  mods=("k8s.io/client-go@$cg" "k8s.io/api@$cg" "k8s.io/apimachinery@$cg")
+  [[ $cr == - ]] || mods+=("sigs.k8s.io/controller-runtime@$cr")
+  pin_proxy_gaps && "$GO" get "${mods[@]}" && tidy "$cg" || return 1
+  for mod in "${mods[@]}"; do
     got=$("$GO" list -m -f '{{.Version}}' "${mod%@*}") || return 1
     [[ $got == "${mod#*@}" ]] || { echo "adoption-minors: ${mod%@*} is $got after go get ${mod#*@} and tidy"; return 1; }
   done
-  make -s -C "$ROOT" overlay DIR="$dir/client-go" VERSION="$cg" OVERLAY_FLAGS=-force || return 1
+  make -s -C "${ADOPTION_OVERLAY_FROM:-$ROOT}" overlay DIR="$dir/client-go" VERSION="$cg" OVERLAY_FLAGS=-force || return 1
   cp go.mod "$dir/overlay.mod" && cp go.sum "$dir/overlay.sum" &&
     "$GO" mod edit -modfile="$dir/overlay.mod" -replace=k8s.io/client-go="$dir/client-go" || return 1
   "$GO" vet ./... && GOFLAGS="-mod=mod -trimpath" "$GO" vet -modfile="$dir/overlay.mod" ./...
+}
+
+# with_toolchain CLIENT_GO exports the GOTOOLCHAIN that release needs, if
+# any (in the caller's subshell).
+with_toolchain() {
+  local tc
+  tc=$(toolchain_for "$1")
+  [[ -z $tc ]] || export GOTOOLCHAIN=$tc
 }
 
 # adoption_minors_phase runs adoption/'s tests, stock and overlay, on each
@@ -161,10 +181,10 @@ adoption_prepare() {
 adoption_minors_phase() {
   local began=$SECONDS pair cg cr rc=0 ready=() scratch
   scratch=$(mktemp -d "${TMPDIR:-/tmp}/kcache-adoption-minors.XXXXXX") || return 1
-  for pair in ${ADOPTION_MINORS:-v0.35.10/v0.23.3 v0.36.6/v0.24.1}; do
+  for pair in ${ADOPTION_MINORS:-v0.35.10/v0.23.3 v0.36.6/v0.24.1 v0.38.0-beta.0/-}; do
     cg=${pair%/*} cr=${pair#*/}
     local log=$LOGS/adoption-minors-prepare-$cg.log t=$SECONDS
-    if (adoption_prepare "$cg" "$cr" "$scratch/$cg") >"$log" 2>&1; then
+    if (with_toolchain "$cg" && adoption_prepare "$cg" "$cr" "$scratch/$cg") >"$log" 2>&1; then
       say "phase adoption-minors: client-go $cg, controller-runtime $cr: prepared in $((SECONDS - t)) s"
       ready+=("$pair")
     else
@@ -186,15 +206,17 @@ adoption_minors_phase() {
   for pair in "${ready[@]}"; do
     cg=${pair%/*} cr=${pair#*/}
     for variant in stock overlay; do
-      local modfile=() out=$LOGS/adoption-$cg-$variant.log t=$SECONDS
+      local modfile=() run=() out=$LOGS/adoption-$cg-$variant.log t=$SECONDS
       [[ $variant == overlay ]] && modfile=(-modfile="$scratch/$cg/overlay.mod")
+      [[ $cr == - ]] && run=(-run '^TestSampleController$')
       (
         # shellcheck disable=SC1091
         . "$ROOT/kas/.cache/run/env"
+        with_toolchain "$cg"
         # Not -trimpath: see adoption_phase.
         cd "$scratch/$cg/adoption" && KCACHE_ADOPTION_CLIENT_GO=$variant \
           KCACHE_ADOPTION_CLIENT_GO_VERSION=$cg GOFLAGS=-mod=mod \
-          "$GO" test "${modfile[@]}" -race -count=1 -v -timeout 15m . 2>&1 | tee "$out"
+          "$GO" test "${modfile[@]}" "${run[@]}" -race -count=1 -v -timeout 15m . 2>&1 | tee "$out"
         exit "${PIPESTATUS[0]}"
       ) >/dev/null || rc=$?
       say "phase adoption-minors ($variant client-go $cg, controller-runtime $cr, $((SECONDS - t)) s): $(grep -E '^(ok|FAIL|---)' "$out" | tr '\n' ' ')"

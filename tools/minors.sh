@@ -7,17 +7,18 @@
 # the k8s.io staging modules; the defaults are the newest patch of each
 # supported minor above the one the module requires, and for the library
 # the next minor's pre-release (root: v0.36.6 v0.37.2 v0.38.0-beta.0;
-# clientgo: v0.35.10 v0.36.6 v0.37.2; the bridge does not build on v0.38,
-# whose SharedIndexInformer has a SetShardSelector method the bridge's
-# informer lacks). A release of a minor from v0.38 on runs with
-# GOTOOLCHAIN=go1.27.3 (toolchain_for). For each VERSION it
+# clientgo: v0.35.10 v0.36.6 v0.37.2 v0.38.0-beta.0). A release of a minor
+# from v0.38 on runs with
+# GOTOOLCHAIN=go1.27.3 (releases.sh's toolchain_for). For each VERSION it
 #   1. copies the module into a scratch directory (nested modules left out;
 #      for clientgo, the library too, beside it as in the repository);
 #   2. `go get`s k8s.io/apimachinery and k8s.io/api at VERSION (clientgo:
 #      k8s.io/client-go too) and tidies;
-#   3. for root on v0.36 or later, adds testdata/minors/*.go.in as tests
-#      (they import what only exists from v0.36 on, such as
-#      k8s.io/apimachinery/pkg/sharding);
+#   3. adds the module's testdata/minors/v0.N/*.go.in as tests for every
+#      N up to VERSION's minor (they use what only exists from that minor
+#      on: for root, ListOptions.ShardSelector from v0.36; for clientgo,
+#      typed informers from v0.37 and SetShardSelector and
+#      k8s.io/apimachinery/pkg/sharding from v0.38);
 #   4. checks the copy kept VERSION (nothing raised it), then runs
 #      `go vet ./...` and `go test -race -count=1 ./...`;
 #   5. for clientgo and the first VERSION (the oldest minor by default),
@@ -35,6 +36,8 @@ set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 GO="${GO:-go}"
+# shellcheck source=releases.sh
+. "$here/releases.sh"
 
 usage() {
 	echo "usage: $0 root|clientgo [VERSION...]" >&2
@@ -52,7 +55,7 @@ root)
 	;;
 clientgo)
 	src="$root/clientgo"
-	defaults=(v0.35.10 v0.36.6 v0.37.2)
+	defaults=(v0.35.10 v0.36.6 v0.37.2 v0.38.0-beta.0)
 	staging=(k8s.io/apimachinery k8s.io/api k8s.io/client-go)
 	;;
 *) usage ;;
@@ -71,12 +74,6 @@ copy_module() {
 	(cd "$from" && tar -cf - --exclude='./.?*' --exclude=./bin "${skip[@]}" .) | tar -xf - -C "$to"
 }
 
-# minor_of v0.X.Y prints X.
-minor_of() {
-	local rest="${1#v0.}"
-	echo "${rest%%.*}"
-}
-
 # add_minor_tests VERSION copies, into the current directory, the tests
 # kept in the module's testdata/minors/v0.N/*.go.in for every N up to
 # VERSION's minor: tests of what exists only from that minor on.
@@ -91,47 +88,6 @@ add_minor_tests() {
 		done
 	done
 	return 0
-}
-
-# toolchain_for VERSION prints the Go toolchain a release needs when it is
-# newer than the machine's: the k8s.io staging modules of v0.38 require Go
-# 1.27, which the go command fetches from the module proxy (GOTOOLCHAIN).
-toolchain_for() {
-	[ "$(minor_of "$1")" -ge 38 ] && echo go1.27.3
-	return 0
-}
-
-# proxyGaps are module versions a supported release requires that the
-# module proxy does not serve (it answers 403 "not available"; checked
-# 2026-11-28), each with the newest version it serves: MODULE NEEDED SERVED.
-# Each becomes a replace of that exact version, which changes nothing for
-# releases that do not require it. apimachinery v0.38.0-beta.0 requires
-# structured-merge-diff/v7 v7.0.1.
-proxyGaps=(
-	"sigs.k8s.io/structured-merge-diff/v7 v7.0.1 v7.0.0"
-)
-
-# pin_proxy_gaps replaces, in the module of the current directory, every
-# module version of proxyGaps with the version the proxy serves.
-pin_proxy_gaps() {
-	local gap m needed served
-	for gap in "${proxyGaps[@]}"; do
-		read -r m needed served <<<"$gap"
-		"$GO" mod edit -replace="$m@$needed=$m@$served" || return 1
-	done
-}
-
-# tidy tidies the module of the current directory. On a release that needs
-# a newer toolchain, the tests of the staging modules import a module the
-# proxy does not serve at that release (k8s.io/ktesting v0.38.0-beta.0), so
-# tidy goes on past that error (-e): it only concerns their tests, which
-# nothing here builds.
-tidy() {
-	if [ -n "$(toolchain_for "$1")" ]; then
-		"$GO" mod tidy -e
-	else
-		"$GO" mod tidy
-	fi
 }
 
 # run_version VERSION DIR tests the module at VERSION in DIR; its output
@@ -209,7 +165,7 @@ check_program_stays() {
 		_ = f.Core().V1().Pods().Lister()
 	}
 	EOF
-	"$GO" mod tidy || return 1
+	pin_proxy_gaps && tidy "$version" || return 1
 	for mod in "${staging[@]}"; do
 		got="$("$GO" list -m -f '{{.Version}}' "$mod")" || return 1
 		if [ "$got" != "$version" ]; then

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 
 	"github.com/kcache/cache/overlay/internal/overlay"
 )
@@ -30,6 +31,8 @@ func main() {
 	flag.BoolVar(&o.Force, "force", false, "replace a directory written earlier by kcache-overlay")
 	flag.BoolVar(&o.Check, "check", true, "build the new tools/cache before replacing anything")
 	quiet := flag.Bool("q", false, "print nothing but errors")
+	toolchain := flag.Bool("toolchain", false, "print the Go toolchain (GOTOOLCHAIN) -client-go-version needs, empty for this one, and exit; the tool must run on it (make overlay does)")
+	releases := flag.Bool("releases", false, "list the newest client-go release of each supported minor and of the next one (from the module proxy), say which the overlay was not checked against, and exit")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: kcache-overlay -o DIR [flags]\n\n")
 		flag.PrintDefaults()
@@ -38,6 +41,14 @@ func main() {
 	if flag.NArg() != 0 {
 		flag.Usage()
 		os.Exit(2)
+	}
+	if *toolchain {
+		fmt.Println(overlay.ToolchainFor(o.ClientGoVersion))
+		return
+	}
+	if *releases {
+		listReleases()
+		return
 	}
 	if o.KcacheDir != "" && o.KcacheVersion != "" {
 		fmt.Fprintln(os.Stderr, "kcache-overlay: -kcache and -kcache-version are exclusive")
@@ -59,4 +70,25 @@ func main() {
 		fmt.Fprintf(os.Stderr, "kcache-overlay: k8s.io/client-go %s with tools/cache from kcache %s is in %s\n", res.Marker.ClientGo, res.Marker.Kcache, res.Dir)
 		fmt.Fprintf(os.Stderr, "kcache-overlay: use it with: go mod edit -replace k8s.io/client-go=%s\n", res.Dir)
 	}
+}
+
+// listReleases prints ListReleases' lines and a summary.
+func listReleases() {
+	list, err := overlay.ListReleases(context.Background(), overlay.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kcache-overlay: error:", err)
+		os.Exit(1)
+	}
+	var unchecked []string
+	for _, r := range list {
+		fmt.Println(r)
+		if !r.UpToDate() && r.Newest != "" {
+			unchecked = append(unchecked, r.Newest)
+		}
+	}
+	if len(unchecked) == 0 {
+		fmt.Println("the overlay was checked against the newest release of every supported minor")
+		return
+	}
+	fmt.Printf("not checked: %s\n", strings.Join(unchecked, " "))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"go/format"
 	"go/types"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -32,24 +33,31 @@ type adaptation struct {
 // release's API.
 func adaptToRelease(ctx context.Context, g goTool, dir string, cg moduleInfo, head string) (adaptation, error) {
 	ad := adapterFor(cg.Version)
-	if cg.Version == newestSupported() {
+	if cg.Version == ReferenceClientGoVersion {
 		return adaptation{}, nil // the release kcache follows (its CI checks the API)
 	}
-	newestInfo, err := g.download(ctx, ClientGoModule, newestSupported())
+	newestInfo, err := g.download(ctx, ClientGoModule, ReferenceClientGoVersion)
 	if err != nil {
-		return adaptation{}, fmt.Errorf("getting client-go %s to tell its additions: %w", newestSupported(), err)
+		return adaptation{}, fmt.Errorf("getting client-go %s to tell its additions: %w", ReferenceClientGoVersion, err)
 	}
 	newest, err := loadCompiled(ctx, g, newestInfo.Dir, cachePath)
 	if err != nil {
-		return adaptation{}, fmt.Errorf("reading client-go %s's API: %w", newestSupported(), err)
+		return adaptation{}, fmt.Errorf("reading client-go %s's API: %w", ReferenceClientGoVersion, err)
 	}
-	release, err := loadCompiled(ctx, g, cg.Dir, cachePath)
+	release, err := loadReleasePackage(ctx, g, cg, cachePath)
 	if err != nil {
 		return adaptation{}, fmt.Errorf("reading client-go %s's API: %w", cg.Version, err)
 	}
 	idx, err := listExports(ctx, g, dir, "./"+cacheDir, true)
 	if err != nil {
 		return adaptation{}, err
+	}
+	for _, imp := range ad.imports {
+		more, err := listExports(ctx, g, dir, imp, false)
+		if err != nil {
+			return adaptation{}, err
+		}
+		maps.Copy(idx, more)
 	}
 	return adaptPackage(filepath.Join(dir, filepath.FromSlash(cacheDir)), idx, release, packageAPI(newest), ad, head, cg.Version)
 }
@@ -59,13 +67,17 @@ func adaptToRelease(ctx context.Context, g goTool, dir string, cg moduleInfo, he
 // API of the client-go release kcache follows, and adds ad's files (each
 // prefixed with head).
 func adaptPackage(pkgDir string, idx exportIndex, release *types.Package, newest map[string]string, ad adapter, head, version string) (adaptation, error) {
+	extended, memberNotes, err := addMembers(pkgDir, ad)
+	if err != nil {
+		return adaptation{}, err
+	}
 	k, err := checkSource(pkgDir, cachePath, idx)
 	if err != nil {
 		return adaptation{}, fmt.Errorf("reading the overlay's %s: %w", cacheDir, err)
 	}
 	rapi := packageAPI(release)
 	plan := planAdaptation(k, packageAPI(k.pkg), rapi, newest, release, ad.replaced)
-	res := adaptation{notes: plan.notes}
+	res := adaptation{notes: append(memberNotes, plan.notes...)}
 	src := map[string][]byte{}
 	for name := range k.files {
 		if src[name], err = os.ReadFile(filepath.Join(pkgDir, name)); err != nil {
@@ -89,6 +101,11 @@ func adaptPackage(pkgDir string, idx exportIndex, release *types.Package, newest
 			return adaptation{}, err
 		}
 		res.changed = append(res.changed, path.Join(cacheDir, name))
+	}
+	for _, name := range extended {
+		if _, ok := edited[name]; !ok {
+			res.changed = append(res.changed, path.Join(cacheDir, name))
+		}
 	}
 	sort.Strings(res.changed)
 	after, err := checkSource(pkgDir, cachePath, idx)

@@ -2,12 +2,18 @@ package overlay
 
 import "golang.org/x/mod/semver"
 
-// adapter is the hand-written part of adapting kcache to an older minor:
-// the API entries whose declarations it replaces (kcache's are hidden)
-// and the Go files (package cache, without header) that declare them.
-// Everything else follows from comparing the APIs (adapt_plan.go).
+// adapter is the hand-written part of adapting kcache to another minor:
+// the API entries whose declarations it replaces (kcache's are hidden),
+// the members a newer minor adds to types kcache declares (added to
+// kcache's declarations, see addMembers), and the Go files (package cache,
+// without header) that declare the rest. imports lists the packages its
+// files and members import that kcache's sources may not (they are
+// compiled for the type checker). Everything else follows from comparing
+// the APIs (adapt_plan.go).
 type adapter struct {
 	replaced []string
+	members  []typeMember
+	imports  []string
 	files    map[string]string
 }
 

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/version"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 )
 
 // Generate writes the overlay module described by o and returns what it
@@ -32,6 +35,19 @@ func Generate(ctx context.Context, o Options) (*Result, error) {
 	state, err := inspectTarget(target, o.Force)
 	if err != nil {
 		return nil, err
+	}
+	if tc := ToolchainFor(cgVersion); tc != "" {
+		// The release's modules need a newer Go than kcache's. The tool
+		// reads the packages that Go compiles, so it must run on it too;
+		// every go command it runs gets that toolchain (which the go
+		// command fetches through the module proxy).
+		if v := runtime.Version(); version.IsValid(v) && version.Compare(v, tc) < 0 {
+			return nil, fmt.Errorf("client-go %s needs Go toolchain %s and this tool runs on %s, whose type checker cannot read that Go's compiled packages: run it with GOTOOLCHAIN=%s (make overlay does)", cgVersion, tc, v, tc)
+		}
+		if !slices.ContainsFunc(o.Env, func(e string) bool { return strings.HasPrefix(e, "GOTOOLCHAIN=") }) {
+			o.Env = append(slices.Clip(o.Env), "GOTOOLCHAIN="+tc)
+		}
+		o.logf("client-go %s needs Go toolchain %s (GOTOOLCHAIN)", cgVersion, tc)
 	}
 	g := newGoTool(&o)
 
@@ -90,6 +106,18 @@ func assemble(ctx context.Context, g goTool, src kcacheSource, cg moduleInfo, ds
 
 	if err := copyClientGo(cg.Dir, dst); err != nil {
 		return Marker{}, fmt.Errorf("copying client-go: %w", err)
+	}
+	gomod, err := os.ReadFile(filepath.Join(dst, "go.mod"))
+	if err != nil {
+		return Marker{}, err
+	}
+	gaps, err := gapsIn(gomod)
+	if err != nil {
+		return Marker{}, err
+	}
+	pins, err := pinGaps(ctx, g, dst, gaps)
+	if err != nil {
+		return Marker{}, fmt.Errorf("pinning module versions the proxy does not serve: %w", err)
 	}
 	cacheDst := filepath.Join(dst, filepath.FromSlash(cacheDir))
 	names, err := placeKcacheFiles(src.dir, cacheDst, head, replacedFiles)
@@ -167,6 +195,7 @@ func assemble(ctx context.Context, g goTool, src kcacheSource, cg moduleInfo, ds
 			m.RequirementsChanged = append(m.RequirementsChanged, "go "+goVersion)
 		}
 	}
+	m.RequirementsChanged = append(m.RequirementsChanged, pins...)
 	ad, err := adaptToRelease(ctx, g, dst, cg, head)
 	if err != nil {
 		return Marker{}, err
@@ -192,7 +221,7 @@ func checkTestingAPI(ctx context.Context, g goTool, dir string, cg moduleInfo) e
 	if err != nil {
 		return fmt.Errorf("reading the overlay's %s: %w", testingDir, err)
 	}
-	want, err := loadCompiled(ctx, g, cg.Dir, pkg)
+	want, err := loadReleasePackage(ctx, g, cg, pkg)
 	if err != nil {
 		return fmt.Errorf("reading client-go %s's %s: %w", cg.Version, testingDir, err)
 	}

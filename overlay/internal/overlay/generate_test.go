@@ -33,8 +33,8 @@ func TestGenerate_BadInputChangesNothing(t *testing.T) {
 		{
 			name:    "newer client-go, over an earlier overlay with force",
 			files:   earlier,
-			opts:    func(t *testing.T, o *Options) { o.ClientGoVersion = "v0.38.0"; o.Force = true },
-			wantErr: []string{"client-go v0.38.0 is not supported"},
+			opts:    func(t *testing.T, o *Options) { o.ClientGoVersion = "v0.39.0"; o.Force = true },
+			wantErr: []string{"client-go v0.39.0 is not supported"},
 		},
 		{
 			name:    "pre-release",

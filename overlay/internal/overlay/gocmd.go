@@ -49,7 +49,10 @@ type moduleInfo struct {
 	Version string
 	Dir     string
 	GoMod   string
-	Error   string
+	// Sum and GoModSum are the go.sum checksums of the module and its
+	// go.mod.
+	Sum, GoModSum string
+	Error         string
 }
 
 // download makes path@version available in the module cache (through the

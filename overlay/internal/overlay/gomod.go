@@ -1,6 +1,8 @@
 package overlay
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"go/parser"
 	"go/token"
@@ -137,7 +139,7 @@ func applyBumps(dir string, bumps []string, goVersion string) error {
 // client-go must leave the program on that minor's api and apimachinery,
 // and kcache's sources compile against them.
 func withoutPinned(bumps []string, version string) []string {
-	if semver.MajorMinor(version) == semver.MajorMinor(newestSupported()) {
+	if semver.MajorMinor(version) == semver.MajorMinor(ReferenceClientGoVersion) {
 		return bumps
 	}
 	var out []string
@@ -153,7 +155,7 @@ func withoutPinned(bumps []string, version string) []string {
 // Kubernetes module at a newer version than client-go's own go.mod (before)
 // does, for a release of an older minor (see withoutPinned).
 func checkPinned(before []byte, dir, version string) error {
-	if semver.MajorMinor(version) == semver.MajorMinor(newestSupported()) {
+	if semver.MajorMinor(version) == semver.MajorMinor(ReferenceClientGoVersion) {
 		return nil
 	}
 	after, err := os.ReadFile(filepath.Join(dir, "go.mod"))
@@ -178,4 +180,76 @@ func checkPinned(before []byte, dir, version string) error {
 		}
 	}
 	return nil
+}
+
+// proxyGap is a module version a supported client-go release requires
+// that the module proxy does not serve (it answers 403 "not available";
+// checked 2026-11-28), with the newest version of the module it serves.
+type proxyGap struct {
+	module, needed, served string
+}
+
+// proxyGaps are pinned in every module this tool builds for a release
+// that requires them: apimachinery v0.38.0-beta.0 requires
+// structured-merge-diff/v7 v7.0.1. tools/minors.sh keeps the same list
+// for the library's minors tests. (client-go v0.38.0-beta.0 also requires
+// k8s.io/ktesting v0.38.0-beta.0, of which no version is served; only
+// client-go's k8s.io/client-go/ktesting package and some tests import it,
+// none of which the overlay builds; see TestOverlayE2E.)
+var proxyGaps = []proxyGap{
+	{module: "sigs.k8s.io/structured-merge-diff/v7", needed: "v7.0.1", served: "v7.0.0"},
+}
+
+// gapsIn returns the proxy gaps the go.mod text gomod requires.
+func gapsIn(gomod []byte) ([]proxyGap, error) {
+	f, err := modfile.ParseLax("go.mod", gomod, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []proxyGap
+	for _, r := range f.Require {
+		for _, gap := range proxyGaps {
+			if r.Mod.Path == gap.module && r.Mod.Version == gap.needed {
+				out = append(out, gap)
+			}
+		}
+	}
+	return out, nil
+}
+
+// pinGaps replaces, in the module at dir, each gap's unserved version
+// with the served one, and adds the served version's checksums to go.sum
+// (from `go mod download -json`). It returns one line per pin, for the
+// marker.
+func pinGaps(ctx context.Context, g goTool, dir string, gaps []proxyGap) ([]string, error) {
+	var notes []string
+	for _, gap := range gaps {
+		info, err := g.download(ctx, gap.module, gap.served)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := g.run(ctx, dir, "mod", "edit", "-replace="+gap.module+"@"+gap.needed+"="+gap.module+"@"+gap.served); err != nil {
+			return nil, err
+		}
+		sums := fmt.Sprintf("%s %s %s\n%s %s/go.mod %s\n", gap.module, gap.served, info.Sum, gap.module, gap.served, info.GoModSum)
+		f, err := os.OpenFile(filepath.Join(dir, "go.sum"), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		_, werr := f.WriteString(sums)
+		if err := errors.Join(werr, f.Close()); err != nil {
+			return nil, err
+		}
+		notes = append(notes, fmt.Sprintf("replace %s %s => %s (the module proxy does not serve %s)", gap.module, gap.needed, gap.served, gap.needed))
+	}
+	return notes, nil
+}
+
+// goDirective returns the go directive of a go.mod text ("1.26.0" if it
+// has none).
+func goDirective(gomod []byte) string {
+	if f, err := modfile.ParseLax("go.mod", gomod, nil); err == nil && f.Go != nil {
+		return f.Go.Version
+	}
+	return "1.26.0"
 }

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -120,4 +121,37 @@ func checkSource(dir, path string, idx exportIndex) (*checkedPackage, error) {
 	conf := types.Config{Importer: idx.importer(cp.fset), Error: func(err error) { cp.errors = append(cp.errors, err) }}
 	cp.pkg, _ = conf.Check(path, cp.fset, list, cp.info)
 	return cp, nil
+}
+
+// loadReleasePackage returns the compiled package pkg of client-go
+// release cg. A release that requires a module version the proxy does not
+// serve (proxyGaps) cannot be built in the module cache, where it lies;
+// it is then built in a scratch module that requires it and pins the gap.
+func loadReleasePackage(ctx context.Context, g goTool, cg moduleInfo, pkg string) (*types.Package, error) {
+	gomod, err := os.ReadFile(filepath.Join(cg.Dir, "go.mod"))
+	if err != nil {
+		return nil, err
+	}
+	gaps, err := gapsIn(gomod)
+	if err != nil || len(gaps) == 0 {
+		if err != nil {
+			return nil, err
+		}
+		return loadCompiled(ctx, g, cg.Dir, pkg)
+	}
+	dir, err := os.MkdirTemp("", "kcache-overlay-release-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	text := fmt.Sprintf("module kcache.invalid/release\n\ngo %s\n\nrequire %s %s\n", goDirective(gomod), ClientGoModule, cg.Version)
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(text), 0o644); err != nil {
+		return nil, err
+	}
+	if _, err := pinGaps(ctx, g, dir, gaps); err != nil {
+		return nil, err
+	}
+	// -mod=mod lets the go command complete the scratch go.mod and go.sum.
+	g.env = append(slices.Clip(g.env), "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod"))
+	return loadCompiled(ctx, g, dir, pkg)
 }
