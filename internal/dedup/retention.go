@@ -54,6 +54,11 @@ func newRetention() *retention { return &retention{gcCount: finishedGCs} }
 // watch starts following replaced, an object the store no longer holds,
 // while the window still wants probes.
 func (r *retention) watch(replaced interface{}) {
+	// A full window takes no probe: the weak pointer and the reading of
+	// the collection count are paid only for the probes kept.
+	if !r.wantsProbe() {
+		return
+	}
 	v := reflect.ValueOf(replaced)
 	if v.Kind() != reflect.Pointer || v.IsNil() {
 		return
@@ -61,9 +66,21 @@ func (r *retention) watch(replaced interface{}) {
 	p := retentionProbe{obj: weak.Make((*byte)(v.UnsafePointer())), gc: r.gcCount()}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.probes)+r.kept+r.freed < retentionWindow {
+	if r.wantsProbeLocked() {
 		r.probes = append(r.probes, p)
 	}
+}
+
+// wantsProbe reports whether the current window still wants probes.
+func (r *retention) wantsProbe() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.wantsProbeLocked()
+}
+
+// wantsProbeLocked is wantsProbe with r.mu held.
+func (r *retention) wantsProbeLocked() bool {
+	return len(r.probes)+r.kept+r.freed < retentionWindow
 }
 
 // verdict reports whether a full window of replaced objects has been decided

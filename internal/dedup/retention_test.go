@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
@@ -122,6 +123,27 @@ func TestCompactor_ShareOnArrivalWhenReplacedObjectsAreKept(t *testing.T) {
 				t.Errorf("ShareOnArrival = %v, want %v", got, keep)
 			}
 			runtime.KeepAlive(handlerCache)
+		})
+	}
+}
+
+// Once its window is full, the retention takes no more probes: objects
+// replaced then cost neither a weak pointer nor a reading of the
+// collection count, until a verdict starts the next window.
+func TestRetention_FullWindowTakesNoProbe(t *testing.T) {
+	for _, n := range []int{0, 1, retentionWindow} {
+		t.Run(fmt.Sprintf("%d more", n), func(t *testing.T) {
+			r := newRetention()
+			reads := 0
+			r.gcCount = func() uint64 { reads++; return 1 }
+			pods := watchPods(r, retentionWindow+n)
+			if len(r.probes) != retentionWindow {
+				t.Errorf("%d probes, want %d", len(r.probes), retentionWindow)
+			}
+			if reads != retentionWindow {
+				t.Errorf("the collection count was read %d times, want %d", reads, retentionWindow)
+			}
+			runtime.KeepAlive(pods)
 		})
 	}
 }
