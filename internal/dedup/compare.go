@@ -293,9 +293,8 @@ func (s *Table) equalAt(plan *typePlan, a, b addr, depth int) bool {
 	case reflect.String:
 		return loadString(a) == loadString(b)
 	case reflect.Struct:
-		for i := range plan.fields {
-			f := &plan.fields[i]
-			if !s.equalAt(f.plan, offset(a, f.off), offset(b, f.off), depth+1) {
+		for i := range plan.equalRuns {
+			if !s.equalRun(&plan.equalRuns[i], a, b, depth) {
 				return false
 			}
 		}
@@ -310,6 +309,17 @@ func (s *Table) equalAt(plan *typePlan, a, b addr, depth int) bool {
 		return loadWord(a) == nil && loadWord(b) == nil
 	}
 	return loadWord(a) == loadWord(b) // channels, unsafe pointers
+}
+
+// equalRun compares the part r of the structs at a and b.
+func (s *Table) equalRun(r *fieldRun, a, b addr, depth int) bool {
+	switch r.kind {
+	case runBytes:
+		return bytes.Equal(bytesAt(offset(a, r.off), r.size), bytesAt(offset(b, r.off), r.size))
+	case runString:
+		return loadString(offset(a, r.off)) == loadString(offset(b, r.off))
+	}
+	return s.equalAt(r.plan, offset(a, r.off), offset(b, r.off), depth+1)
 }
 
 // equalReferred compares the pointers, slices or maps at a and b by what

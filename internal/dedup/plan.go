@@ -36,9 +36,15 @@ type typePlan struct {
 	// points at, a slice's or array's element, a map's value; key is a
 	// map's key; n an array's length.
 	fields []fieldPlan
-	elem   *typePlan
-	key    *typePlan
-	n      int
+	// twinFields are the indexes of a struct's exported fields that are
+	// not flat, the ones an update's walk beside its twin visits
+	// (update.go); equalRuns are a struct's fields as equalAt compares
+	// them, adjacent dense fields merged into one run of bytes.
+	twinFields []int
+	equalRuns  []fieldRun
+	elem       *typePlan
+	key        *typePlan
+	n          int
 	// strMap says the type is map[string]string, whose entries are read
 	// directly; stringKeys that a map's keys are strings, so that the
 	// values under each key have a position of their own.
@@ -153,6 +159,46 @@ func (s *Table) buildStructPlan(p *typePlan, made map[reflect.Type]*typePlan) {
 		filled += fp.size
 	}
 	p.dense = p.flat && p.dense && filled == p.size
+	for i, f := range p.fields {
+		if f.exported && !f.plan.flat {
+			p.twinFields = append(p.twinFields, i)
+		}
+		p.equalRuns = appendRun(p.equalRuns, f)
+	}
+}
+
+// fieldRun is one step of comparing a struct: the size bytes at off,
+// which hold adjacent dense fields (equal bytes are equal values there),
+// the string at off, or any other field, plan.
+type fieldRun struct {
+	off, size uintptr
+	kind      runKind
+	plan      *typePlan
+}
+
+// runKind says how a fieldRun compares.
+type runKind uint8
+
+const (
+	runBytes runKind = iota
+	runString
+	runField
+)
+
+// appendRun adds field f to a struct's runs: a dense field right after a
+// run of bytes extends it.
+func appendRun(runs []fieldRun, f fieldPlan) []fieldRun {
+	switch {
+	case f.plan.kind == reflect.String:
+		return append(runs, fieldRun{off: f.off, kind: runString})
+	case !f.plan.dense:
+		return append(runs, fieldRun{off: f.off, kind: runField, plan: f.plan})
+	}
+	if n := len(runs); n > 0 && runs[n-1].kind == runBytes && runs[n-1].off+runs[n-1].size == f.off {
+		runs[n-1].size += f.plan.size
+		return runs
+	}
+	return append(runs, fieldRun{off: f.off, size: f.plan.size, kind: runBytes})
 }
 
 // markHidden sets hidden and exposes on the plans just made, repeating

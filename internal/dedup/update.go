@@ -1,7 +1,6 @@
 package dedup
 
 import (
-	"hash/maphash"
 	"reflect"
 
 	apiruntime "k8s.io/apimachinery/pkg/runtime"
@@ -35,34 +34,64 @@ func (s *Table) dedupLike(obj, twin interface{}) interface{} {
 }
 
 // walkTwin walks the value of plan's type at a, in frame fr's memory,
-// beside the twin's value at b; at is a's position.
-func (w *walker) walkTwin(plan *typePlan, a, b addr, at position, depth, fr int) {
+// beside the twin's value at b. clean says the twin's value is known to
+// reach no state a read may write (reaches): a pointer, slice or map found
+// clean is clean all the way down, so its parts are not asked again. The
+// walk looks nothing up in the table, so it keeps no position.
+func (w *walker) walkTwin(plan *typePlan, a, b addr, depth, fr int, clean bool) {
 	if plan.flat || depth > maxDedupDepth {
 		return
 	}
 	switch plan.kind {
 	case reflect.Struct:
-		for i := range plan.fields {
+		for _, i := range plan.twinFields {
 			f := &plan.fields[i]
-			if f.exported {
-				w.walkTwin(f.plan, offset(a, f.off), offset(b, f.off), at.field(i, f.site), depth+1, fr)
+			if f.plan.kind == reflect.String {
+				w.twinString(offset(a, f.off), offset(b, f.off), fr)
+				continue
 			}
+			w.walkTwin(f.plan, offset(a, f.off), offset(b, f.off), depth+1, fr, clean)
 		}
 	case reflect.Array:
-		elem := at.step(pathElem, &plan.sites.elem)
 		for i := range plan.n {
 			off := uintptr(i) * plan.elem.size
-			w.walkTwin(plan.elem, offset(a, off), offset(b, off), elem, depth+1, fr)
+			w.walkTwin(plan.elem, offset(a, off), offset(b, off), depth+1, fr, clean)
 		}
-	case reflect.String, reflect.Pointer, reflect.Slice, reflect.Map:
-		if !w.s.reaches(plan, b, depth) && w.s.equalAt(plan, a, b, depth) {
+	case reflect.String:
+		w.twinString(a, b, fr)
+	case reflect.Pointer, reflect.Slice, reflect.Map:
+		if eitherNilOrEmpty(plan, a, b) {
+			return
+		}
+		clean = clean || !w.s.reaches(plan, b, depth)
+		if clean && w.s.equalAt(plan, a, b, depth) {
 			w.takeTwin(plan, a, b, fr)
 			return
 		}
-		w.twinDescends(plan, a, b, at, depth, fr)
+		w.twinDescends(plan, a, b, depth, fr, clean)
 	case reflect.Interface:
-		w.twinHeld(plan, a, b, at, depth, fr)
+		w.twinHeld(plan, a, b, depth, fr)
 	}
+}
+
+// twinString makes the string at a the twin's at b when they are equal
+// and not already one.
+func (w *walker) twinString(a, b addr, fr int) {
+	sa, sb := loadString(a), loadString(b)
+	if len(sa) > 0 && len(sa) == len(sb) && stringData(sa) != stringData(sb) && sa == sb {
+		storeString(w.at(fr, a), sb)
+	}
+}
+
+// eitherNilOrEmpty reports whether the pointer, slice or map of plan's type
+// at a, or the twin's at b, is nil (or an empty slice): then there is
+// nothing to take from the twin, nor to walk beside it.
+func eitherNilOrEmpty(plan *typePlan, a, b addr) bool {
+	if plan.kind == reflect.Slice {
+		ha, hb := loadSlice(a), loadSlice(b)
+		return ha.len == 0 || hb.len == 0
+	}
+	return loadWord(a) == nil || loadWord(b) == nil
 }
 
 // takeTwin makes the value at a (equal to the twin's at b) the twin's
@@ -92,7 +121,7 @@ func (w *walker) takeTwin(plan *typePlan, a, b addr, fr int) {
 // twinDescends walks the parts of the pointer's target or slice's
 // elements at a beside the twin's at b, when both have the same shape (a
 // target each, or as many elements), and reports whether it did.
-func (w *walker) twinDescends(plan *typePlan, a, b addr, at position, depth, fr int) bool {
+func (w *walker) twinDescends(plan *typePlan, a, b addr, depth, fr int, clean bool) bool {
 	switch plan.kind {
 	case reflect.Pointer:
 		p, q := loadWord(a), loadWord(b)
@@ -100,7 +129,7 @@ func (w *walker) twinDescends(plan *typePlan, a, b addr, at position, depth, fr 
 			return false
 		}
 		child := w.push(p, plan.elem.t, -1)
-		w.walkTwin(plan.elem, p, q, at.unlooked(), depth+1, child)
+		w.walkTwin(plan.elem, p, q, depth+1, child, clean)
 		if c := w.pop(child); c != nil {
 			storeWord(w.at(fr, a), c)
 		}
@@ -111,17 +140,16 @@ func (w *walker) twinDescends(plan *typePlan, a, b addr, at position, depth, fr 
 			return false
 		}
 		child := w.push(ha.data, plan.t, ha.len)
-		elem := at.step(pathElem, &plan.sites.elem)
 		for i := range min(ha.len, hb.len) {
 			off := uintptr(i) * plan.elem.size
-			w.walkTwin(plan.elem, offset(ha.data, off), offset(hb.data, off), elem, depth+1, child)
+			w.walkTwin(plan.elem, offset(ha.data, off), offset(hb.data, off), depth+1, child, clean)
 		}
 		if c := w.pop(child); c != nil {
 			storeSlice(w.at(fr, a), sliceHeader{data: c, len: ha.len, cap: ha.len})
 		}
 		return true
 	case reflect.Map:
-		return w.twinEntries(plan, a, b, at, depth, fr)
+		return w.twinEntries(plan, a, b, depth, fr, clean)
 	}
 	return false
 }
@@ -130,7 +158,7 @@ func (w *walker) twinDescends(plan *typePlan, a, b addr, at position, depth, fr 
 // under the same key, and puts the entries with parts replaced in a copy of
 // the map. Maps of strings to strings are left as they are: a new map to
 // save a few strings costs as much as it saves.
-func (w *walker) twinEntries(plan *typePlan, a, b addr, at position, depth, fr int) bool {
+func (w *walker) twinEntries(plan *typePlan, a, b addr, depth, fr int, clean bool) bool {
 	ma, mb := loadWord(a), loadWord(b)
 	if ma == nil || mb == nil || plan.elem.flat || plan.elem.kind == reflect.String {
 		return false
@@ -138,20 +166,15 @@ func (w *walker) twinEntries(plan *typePlan, a, b addr, at position, depth, fr i
 	e := entriesOf(plan, ma)
 	defer e.done()
 	storeWord(e.m2.Addr().UnsafePointer(), mb)
-	values := at.step(pathValue, &plan.sites.elem)
 	var out reflect.Value
-	for ka, va, ok := e.next(); ok; ka, va, ok = e.next() {
+	for _, va, ok := e.next(); ok; _, va, ok = e.next() {
 		found := e.m2.MapIndex(e.key)
 		if !found.IsValid() {
 			continue
 		}
 		e.other.Set(found)
-		vat := values
-		if plan.stringKeys {
-			vat = at.underKey(maphash.String(w.s.seed, loadString(ka)), &plan.sites.elem)
-		}
 		fh := w.push(va, plan.elem.t, -1)
-		w.walkTwin(plan.elem, va, e.other.Addr().UnsafePointer(), vat, depth+1, fh)
+		w.walkTwin(plan.elem, va, e.other.Addr().UnsafePointer(), depth+1, fh, clean)
 		c := w.pop(fh)
 		if c == nil {
 			continue
@@ -171,7 +194,7 @@ func (w *walker) twinEntries(plan *typePlan, a, b addr, at position, depth, fr i
 // twinHeld walks the value held in the interface at a beside the one held
 // at b, when both hold the same type: a string equal to the twin's becomes
 // the twin's, and a map, pointer or slice is walked beside the twin's.
-func (w *walker) twinHeld(plan *typePlan, a, b addr, at position, depth, fr int) {
+func (w *walker) twinHeld(plan *typePlan, a, b addr, depth, fr int) {
 	ea, eb := reflect.NewAt(plan.t, a).Elem().Elem(), reflect.NewAt(plan.t, b).Elem().Elem()
 	if !ea.IsValid() || !eb.IsValid() || ea.Type() != eb.Type() {
 		return
@@ -190,7 +213,7 @@ func (w *walker) twinHeld(plan *typePlan, a, b addr, at position, depth, fr int)
 	held := w.s.planOf(ea.Type())
 	holder := heldCopy(ea)
 	fh := w.push(holder, ea.Type(), -1)
-	w.walkTwin(held, holder, heldCopy(eb), at, depth+1, fh)
+	w.walkTwin(held, holder, heldCopy(eb), depth+1, fh, false)
 	if c := w.pop(fh); c != nil {
 		reflect.NewAt(plan.t, w.at(fr, a)).Elem().Set(reflect.NewAt(ea.Type(), c).Elem())
 	}

@@ -163,7 +163,7 @@ func (s *Table) walkObject(obj interface{}, v reflect.Value, twin addr) interfac
 	root := w.push(v.UnsafePointer(), t, -1)
 	at := position{path: pathRoot}
 	if twin != nil {
-		w.walkTwin(plan, v.UnsafePointer(), twin, at, 0, root)
+		w.walkTwin(plan, v.UnsafePointer(), twin, 0, root, false)
 	} else {
 		w.walkValue(plan, v.UnsafePointer(), at, 0, true, root, false)
 	}
