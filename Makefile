@@ -2,7 +2,7 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
+.PHONY: minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-scale bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
 
 test: fmt-check vet lint unit minors-test bench-smoke compat clientgo-test clientgo-minors-test membership-test examples-test bench-smoke-compare overlay-test integration k8s-suites-smoke ecosystem-smoke bench-e2e-quick
 
@@ -225,6 +225,21 @@ bench-compare: .SHELLFLAGS := -o pipefail -c
 # bench/results/ (-quick only with RESULTS=1).
 bench-e2e:
 	GO=$(GO) bench/e2e.sh $(ARGS)
+
+# bench-scale (opt-in, not in make test) is the same benchmark at growing pod
+# counts on one kas whose etcd quota is raised (8 GiB): client-go v0.37.2,
+# kcache and kcache without value sharing, each in its own process, with
+# streaming and with paginated lists, at SCALE_PODS pods (default
+# 1000,5000,20000,50000,100000); churn at 5,000 and at the largest count;
+# a forced relist (etcd compacted, API server restarted) at the largest
+# count, with KCACHE_QUIET_RELIST as a fourth variant; then SCALE_SIM
+# (default 1000000) ConfigMaps from the simulated server (cmd/scale-sim;
+# SCALE_SIM=0 skips it). Writes bench/results/scale-<UTC>.txt, then
+# regenerates the plots from it (make plots). A few hours on 2 cores.
+SCALE_PODS ?= 1000,5000,20000,50000,100000
+SCALE_SIM ?= 1000000
+bench-scale:
+	BENCH=scale GO=$(GO) bench/e2e.sh -pods $(SCALE_PODS) -sim-objects $(SCALE_SIM) $(ARGS)
 
 # bench-e2e-quick is the small run make test does: it prints the table and
 # the ratios and asserts nothing (speed targets live in benchmarks).
