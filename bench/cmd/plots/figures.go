@@ -76,8 +76,8 @@ func curves(rows []scaleresult.Row, y func(scaleresult.Row) float64) ([]curve, e
 }
 
 // style is how one variant is drawn: colours from the Okabe-Ito palette
-// (client-go in its near-black),
-// told apart by marker and dash too, so that the picture reads in grey.
+// (client-go in its near-black), told apart by marker and dash too, so
+// that the picture reads in grey.
 type style struct {
 	color  color.Color
 	shape  draw.GlyphDrawer
