@@ -2,7 +2,7 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-scale bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
+.PHONY: plots minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-scale bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
 
 test: fmt-check vet lint unit minors-test bench-smoke compat clientgo-test clientgo-minors-test membership-test examples-test bench-smoke-compare overlay-test integration k8s-suites-smoke ecosystem-smoke bench-e2e-quick
 
@@ -217,6 +217,17 @@ bench-compare:
 bench-compare: SHELL := /bin/bash
 bench-compare: .SHELLFLAGS := -o pipefail -c
 
+# plots (not in make test) draws docs/scale-heap-per-pod.svg and
+# docs/scale-sync-time.svg: heap per cached pod and initial sync time against
+# pod count for client-go, kcache and kcache-noshare (the list=stream rows),
+# with gonum/plot (bench/cmd/plots), from the newest
+# bench/results/scale-<UTC>.txt that make bench-scale wrote, or from
+# PLOTS_FROM=path. Same file, same bytes: bench/cmd/plots' test (make test's
+# bench-smoke-compare) fails when the committed pictures are not those of the
+# newest scale result.
+plots:
+	cd bench && $(GO) run ./cmd/plots -results results -out ../docs $(if $(PLOTS_FROM),-from $(abspath $(PLOTS_FROM)))
+
 # bench-e2e measures informer memory on a real kube-apiserver (kas/):
 # client-go v0.37.2 against kcache, one child process each, 20,000 realistic
 # pods (ARGS=-n 100000 for the full run, ARGS=-quick for 1,000 pods in a few
@@ -240,6 +251,7 @@ SCALE_PODS ?= 1000,5000,20000,50000,100000
 SCALE_SIM ?= 1000000
 bench-scale:
 	BENCH=scale GO=$(GO) bench/e2e.sh -pods $(SCALE_PODS) -sim-objects $(SCALE_SIM) $(ARGS)
+	$(MAKE) plots
 
 # bench-e2e-quick is the small run make test does: it prints the table and
 # the ratios and asserts nothing (speed targets live in benchmarks).
