@@ -172,6 +172,11 @@ func run(ctx context.Context, opts options, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		// Each step's lines go out as soon as it ends, so that a run
+		// stopped early still leaves what it measured.
+		if err := writeLines(stdout, got); err != nil {
+			return err
+		}
 		all = append(all, got...)
 	}
 	var sim []string

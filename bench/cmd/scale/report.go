@@ -82,8 +82,27 @@ func (rs results) churned(pods int, variant string) (measured, bool) {
 	return measured{}, false
 }
 
-// writeReport prints the tables, the machine-readable lines and the
-// summary line, last.
+// writeLines prints the machine-readable lines of one step's results.
+func writeLines(w io.Writer, ms []measured) error {
+	var b strings.Builder
+	for _, m := range ms {
+		switch {
+		case m.relist:
+			b.WriteString(m.relistRow() + "\n")
+		default:
+			b.WriteString(m.row() + "\n")
+		}
+		if m.Churn != nil {
+			b.WriteString(m.churnRow() + "\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeReport prints, once every step has run (their lines went out with
+// each step), the tables, the simulation's lines and the summary line,
+// last.
 func writeReport(w io.Writer, all []measured, sim []string, opts options) error {
 	rs := results(all)
 	var b strings.Builder
@@ -93,21 +112,6 @@ func writeReport(w io.Writer, all []measured, sim []string, opts options) error 
 	churnTable(&b, rs)
 	relistTable(&b, rs)
 	b.WriteString("\n")
-	for _, m := range rs {
-		if !m.relist {
-			b.WriteString(m.row() + "\n")
-		}
-	}
-	for _, m := range rs {
-		if m.Churn != nil {
-			b.WriteString(m.churnRow() + "\n")
-		}
-	}
-	for _, m := range rs {
-		if m.relist {
-			b.WriteString(m.relistRow() + "\n")
-		}
-	}
 	for _, l := range sim {
 		b.WriteString(l + "\n")
 	}

@@ -71,11 +71,14 @@ func TestSummary_MissingPhasesAreDashes(t *testing.T) {
 	}
 }
 
-func TestWriteReport_RowsAndLastLine(t *testing.T) {
+func TestWriteLinesAndReport(t *testing.T) {
 	opts := options{pods: []int{1_000}}
 	rs := []measured{fake(1_000, "stream", "client-go", false, 20_000, 1), fake(1_000, "stream", "kcache", false, 5_000, 1),
 		fake(1_000, "stream", "kcache", true, 5_000, 1)}
 	var b strings.Builder
+	if err := writeLines(&b, rs); err != nil {
+		t.Fatal(err)
+	}
 	if err := writeReport(&b, rs, []string{"scale-sim: objects=10 variant=kcache"}, opts); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +91,7 @@ func TestWriteReport_RowsAndLastLine(t *testing.T) {
 		"| 1000 | 20000 B | 5000 B |",
 	} {
 		if !strings.Contains(out, want) {
-			t.Errorf("report lacks %q:\n%s", want, out)
+			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 	if strings.Count(out, "scale-row:") != 2 {
