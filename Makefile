@@ -2,7 +2,7 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
+.PHONY: plots minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-scale bench-scale-sim bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
 
 test: fmt-check vet lint unit minors-test bench-smoke compat clientgo-test clientgo-minors-test membership-test examples-test bench-smoke-compare overlay-test integration k8s-suites-smoke ecosystem-smoke bench-e2e-quick
 
@@ -217,6 +217,32 @@ bench-compare:
 bench-compare: SHELL := /bin/bash
 bench-compare: .SHELLFLAGS := -o pipefail -c
 
+# plots (not in make test) draws docs/scale-heap-per-pod.svg and
+# docs/scale-sync-time.svg: heap per cached pod and initial sync time against
+# pod count for client-go, kcache and kcache-noshare (the list=stream rows),
+# with gonum/plot (bench/cmd/plots), from the newest
+# bench/results/scale-<UTC>.txt that make bench-scale wrote, or from
+# PLOTS_FROM=path. Same file, same bytes: bench/cmd/plots' test (make test's
+# bench-smoke-compare) fails when the committed pictures are not those of the
+# newest scale result.
+plots:
+	cd bench && $(GO) run ./cmd/plots -results results -out ../docs $(if $(PLOTS_FROM),-from $(abspath $(PLOTS_FROM)))
+
+# bench-scale-sim (opt-in, not in make test) measures informers past what
+# kas holds here: 1,000,000 ConfigMaps of about 1 KB served over HTTP by
+# testing/'s simulated API server in a process of its own, one child per
+# variant (client-go, kcache, kcache-noshare); heap per object, peak heap
+# and RSS, sync time and CPU. Writes bench/results/scale-sim-<UTC>.txt
+# (ARGS="-objects N" for another size, -watchlist=false to page).
+bench-scale-sim:
+	@mkdir -p bench/results; f=bench/results/scale-sim-$$(date -u +%Y%m%dT%H%M%SZ).txt; \
+	{ echo "# make bench-scale-sim result"; echo "command: cd bench && $(GO) run ./cmd/scale-sim $(ARGS)"; \
+	  echo "date:    $$(date -u +%Y-%m-%dT%H:%M:%SZ)"; echo "machine: $$(uname -a)"; echo "cpus:    $$(nproc)"; \
+	  echo "go:      $$($(GO) version)"; echo "commit:  $$(git rev-parse HEAD 2>/dev/null)"; echo; \
+	  cd bench && $(GO) run ./cmd/scale-sim $(ARGS); } 2>&1 | tee $$f
+bench-scale-sim: SHELL := /bin/bash
+bench-scale-sim: .SHELLFLAGS := -o pipefail -c
+
 # bench-e2e measures informer memory on a real kube-apiserver (kas/):
 # client-go v0.37.2 against kcache, one child process each, 20,000 realistic
 # pods (ARGS=-n 100000 for the full run, ARGS=-quick for 1,000 pods in a few
@@ -225,6 +251,22 @@ bench-compare: .SHELLFLAGS := -o pipefail -c
 # bench/results/ (-quick only with RESULTS=1).
 bench-e2e:
 	GO=$(GO) bench/e2e.sh $(ARGS)
+
+# bench-scale (opt-in, not in make test) is the same benchmark at growing pod
+# counts on one kas whose etcd quota is raised (8 GiB): client-go v0.37.2,
+# kcache and kcache without value sharing, each in its own process, with
+# streaming and with paginated lists, at SCALE_PODS pods (default
+# 1000,5000,20000,50000,100000); churn at 5,000 and at the largest count;
+# a forced relist (etcd compacted, API server restarted) at the largest
+# count, with KCACHE_QUIET_RELIST as a fourth variant; then SCALE_SIM
+# (default 1000000) ConfigMaps from the simulated server (cmd/scale-sim;
+# SCALE_SIM=0 skips it). Writes bench/results/scale-<UTC>.txt, then
+# regenerates the plots from it (make plots). A few hours on 2 cores.
+SCALE_PODS ?= 1000,5000,20000,50000,100000
+SCALE_SIM ?= 1000000
+bench-scale:
+	BENCH=scale GO=$(GO) bench/e2e.sh -pods $(SCALE_PODS) -sim-objects $(SCALE_SIM) $(ARGS)
+	$(MAKE) plots
 
 # bench-e2e-quick is the small run make test does: it prints the table and
 # the ratios and asserts nothing (speed targets live in benchmarks).

@@ -227,7 +227,7 @@ func processDeltas(logger klog.Logger, sink changeSink, clientState Store, delta
 				if err := clientState.Update(obj); err != nil {
 					return err
 				}
-				sink.notify(updateNotification(old, obj))
+				sink.notify(relistedUpdate(d.Type, old, obj))
 				continue
 			}
 			if err := clientState.Add(obj); err != nil {
@@ -249,6 +249,45 @@ func processDeltas(logger klog.Logger, sink changeSink, clientState Store, delta
 		// Other delta types are skipped, as client-go skips them.
 	}
 	return nil
+}
+
+// relistedUpdate is the notification of an update of a cached object by a
+// change of type t: marked as made by a relist when t is Replaced.
+func relistedUpdate(t DeltaType, old, obj interface{}) notification {
+	n := updateNotification(old, obj)
+	if t == Replaced {
+		n.relist = relistedOne
+	}
+	return n
+}
+
+// quietRelistSink stands before the sink of an informer with quiet relists
+// (relist_quiet.go): it drops the update of an object a relist found again
+// at the version the cache held, and hands every other notification on.
+// Resyncs are not relists: their updates pass.
+type quietRelistSink struct{ next changeSink }
+
+func (q quietRelistSink) notify(n notification) {
+	if n.kind == notifyUpdate && n.relist != notRelisted && sameListedVersion(n.oldObj, n.newObj) {
+		return
+	}
+	q.next.notify(n)
+}
+
+// replaced hands the end of a replacement on to next, if it wants it.
+func (q quietRelistSink) replaced() {
+	if o, ok := q.next.(replaceObserver); ok {
+		o.replaced()
+	}
+}
+
+// quietRelists returns sink behind a quietRelistSink when quiet is set,
+// and sink itself otherwise.
+func quietRelists(sink changeSink, quiet bool) changeSink {
+	if !quiet {
+		return sink
+	}
+	return quietRelistSink{next: sink}
 }
 
 // processReplacedAll replaces the store's content with a full list and
@@ -298,7 +337,7 @@ func processReplacedAll(logger klog.Logger, sink changeSink, info ReplacedAllInf
 	for i, obj := range info.Objects {
 		if previous != nil && previous[i].obj != nil {
 			n := updateNotification(previous[i].obj, obj)
-			n.relisted = true
+			n.relist = relistedAll
 			sink.notify(n)
 		} else {
 			sink.notify(addNotification(obj, isInInitialList))
@@ -344,7 +383,7 @@ func processDeltasInBatch(logger klog.Logger, sink changeSink, clientState Store
 		case Sync, Replaced, Added, Updated:
 			if old, exists, err := clientState.Get(obj); err == nil && exists {
 				txns = append(txns, Transaction{Type: TransactionTypeUpdate, Object: obj})
-				notify = append(notify, updateNotification(old, obj))
+				notify = append(notify, relistedUpdate(d.Type, old, obj))
 			} else {
 				txns = append(txns, Transaction{Type: TransactionTypeAdd, Object: obj})
 				notify = append(notify, addNotification(obj, isInInitialList))
@@ -501,7 +540,7 @@ func newInformer(clientState Store, options InformerOptions) Controller {
 	if options.Logger != nil {
 		logger = *options.Logger
 	}
-	handler := newShardMoveSink(handlerSink{handler: options.Handler}, options.ListerWatcher)
+	handler := quietRelists(newShardMoveSink(handlerSink{handler: options.Handler}, options.ListerWatcher), quietRelistEnabled())
 	queue := newInformerQueue(logger, options.ObjectType, clientState, options.Transform, options.Identifier, options.InformerMetricsProvider, true)
 	return New(&Config{
 		Queue:            queue,

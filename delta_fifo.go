@@ -61,7 +61,13 @@ type DeltaFIFOOptions struct {
 //     or held by KnownObjects as Deleted, with a DeletedFinalStateUnknown
 //     carrying the last state the queue or the store has;
 //   - Resync queues a Sync change for every object of KnownObjects without
-//     pending changes; without KnownObjects it does nothing.
+//     pending changes; without KnownObjects it does nothing;
+//   - with KCACHE_QUIET_RELIST set to a true value (off by default, as in
+//     client-go), Replace queues nothing for a listed object whose
+//     resource version, not empty, is the one of its newest pending
+//     change or, with none pending, of the object KnownObjects holds: the
+//     consumer has that version already, so its handlers hear nothing of
+//     it (quiet relists, see SetQuietRelist).
 //
 // Lock order: the queue's lock, then KnownObjects' lock, never the reverse.
 // The queue reads KnownObjects with its own lock held, and Pop runs the
@@ -85,6 +91,10 @@ type DeltaFIFO struct {
 	knownObjects          KeyListerGetter
 	emitDeltaTypeReplaced bool
 	transformer           TransformFunc
+	// quietRelists, with knownObjects, leaves out of a Replace the listed
+	// objects the consumer already holds at the same resource version
+	// (KCACHE_QUIET_RELIST, relist_quiet.go).
+	quietRelists bool
 	// clock times the process function, to report slow processing when a
 	// backlog waits behind it.
 	clock clock.PassiveClock
@@ -116,6 +126,7 @@ func NewDeltaFIFOWithOptions(opts DeltaFIFOOptions) *DeltaFIFO {
 		emitDeltaTypeReplaced: opts.EmitDeltaTypeReplaced,
 		transformer:           opts.Transformer,
 		clock:                 clock.RealClock{},
+		quietRelists:          opts.KnownObjects != nil && quietRelistEnabled(),
 	}
 	if f.keyFunc == nil {
 		f.keyFunc = MetaNamespaceKeyFunc
@@ -288,6 +299,9 @@ func (f *DeltaFIFO) replace(list []interface{}, transform TransformFunc) error {
 		tombstones = relist(relistRun{items: staged, pending: f.pendingLocked(), known: f.knownObjects, logger: f.logger})
 	}
 	for _, s := range staged {
+		if f.quietRelists && f.heldUnchangedLocked(s.key, s.obj) {
+			continue
+		}
 		f.recordLocked(s.key, Delta{Type: action, Object: s.obj})
 	}
 	switch {
@@ -301,6 +315,20 @@ func (f *DeltaFIFO) replace(list []interface{}, transform TransformFunc) error {
 	}
 	f.sync.firstReplace(f.book.len())
 	return nil
+}
+
+// heldUnchangedLocked reports whether listed is the version of key's
+// object that the consumer holds or will hold once it has popped what is
+// queued: the newest pending change of key if there is one (a deletion
+// holds nothing), the known object otherwise (see sameListedVersion). A
+// failed lookup counts as changed. The caller holds f.mu; the known objects
+// are read after it, the permitted lock order.
+func (f *DeltaFIFO) heldUnchangedLocked(key string, listed interface{}) bool {
+	if newest := f.book.newest(key); newest != nil {
+		return newest.Type != Deleted && sameListedVersion(newest.Object, listed)
+	}
+	held, exists, err := f.knownObjects.GetByKey(key)
+	return err == nil && exists && sameListedVersion(held, listed)
 }
 
 // pendingLocked yields every queued key, oldest first, with what the

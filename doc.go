@@ -22,7 +22,8 @@
 //	stores        store.go (Store, Indexer, ReflectorStore, TransformFunc;
 //	              UndeltaStore, FakeCustomStore), store_relist.go (the
 //	              relist rule: what a Replace adds, updates, keeps and
-//	              reports deleted), transaction.go (the changes of a
+//	              reports deleted), relist_quiet.go (quiet relists'
+//	              switch and rule), transaction.go (the changes of a
 //	              Transaction), thread_safe_store.go, dedup_switch.go
 //	              (value sharing's switch, and an informer's table, guard
 //	              and compactor tied to its queue and store),
@@ -188,6 +189,15 @@
 // deterministic; a plain Store fed by a Reflector, or a queue without
 // known objects, gets every listed object as decoded.
 //
+// Quiet relists (SetQuietRelist, KCACHE_QUIET_RELIST; off by default)
+// go one step further: such a kept object, and any listed object whose
+// resource version, not empty, is the cached one's, reaches no handler at
+// all, where client-go hands every handler an update for it
+// (relist_quiet.go). The informer's controller drops those updates as it
+// turns the relist into notifications, for every queue an informer uses;
+// a DeltaFIFO with KnownObjects, whose consumer is the caller's code, does
+// not queue them under the variable.
+//
 // A streaming list with a transform transforms its objects twice, as
 // client-go does: each as it arrives, then each result again once the list
 // is complete. The first results are held until then (they are the second
@@ -206,9 +216,10 @@
 //	KUBE_CACHE_MUTATION_DETECTOR              default false  detect handlers that modify cached objects
 //	KUBE_WATCHLIST_INCONSISTENCY_DETECTOR     default false  compare streamed lists with a plain list
 //
-// and one of kcache's own:
+// and two of kcache's own:
 //
 //	KCACHE_SHARE_VALUES                       default true   equal parts of one informer's cached objects, at one field path, are one in memory (internal/dedup); an unknown value turns it off
+//	KCACHE_QUIET_RELIST                       default false  a relist tells handlers nothing of an object whose resource version did not change (SetQuietRelist; a DeltaFIFO with KnownObjects does not queue it); an unknown value leaves it off
 //
 // # Differences from client-go
 //

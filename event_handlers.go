@@ -512,10 +512,23 @@ type notification struct {
 	newObj      interface{}
 	kind        notificationKind
 	initialList bool
-	// relisted marks the update of an object found again by a relist
-	// that replaced the store's content at once (ReplacedAll).
-	relisted bool
+	// relist says, for an update, whether a relist made it and how.
+	relist relistOrigin
 }
+
+// relistOrigin tells which kind of relist made an update notification.
+type relistOrigin uint8
+
+const (
+	// notRelisted: a watch event, a resync, or a change of the caller's.
+	notRelisted relistOrigin = iota
+	// relistedAll: a relist that replaced the store's content at once
+	// (a ReplacedAll change).
+	relistedAll
+	// relistedOne: one object of a relist reconciled by the queue (a
+	// Replaced change).
+	relistedOne
+)
 
 func addNotification(obj interface{}, initialList bool) notification {
 	return notification{kind: notifyAdd, newObj: obj, initialList: initialList}

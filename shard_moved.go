@@ -40,7 +40,7 @@ func (k *shardMoveSink) notify(n notification) {
 	case notifyDelete:
 		n.oldObj = k.movedOrDeleted(n.oldObj)
 	case notifyUpdate:
-		if n.relisted && k.handledGen < k.shard.listedGen.Load() && sameResourceVersion(n.oldObj, n.newObj) {
+		if n.relist == relistedAll && k.handledGen < k.shard.listedGen.Load() && sameResourceVersion(n.oldObj, n.newObj) {
 			return
 		}
 	}

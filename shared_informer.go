@@ -150,6 +150,7 @@ func newSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, opti
 		mutationDetector:  NewCacheMutationDetector(description),
 		clock:             clk,
 		synced:            synced,
+		quietRelist:       quietRelistEnabled(),
 	}
 	s.processor = newSharedProcessor(clk, synced)
 	if applyReleaseOptions != nil {
@@ -178,13 +179,18 @@ func (s *sharedIndexInformer) setListerWatcherWrapper(wrap func(ListerWatcher) L
 // held while a handler runs: handlers run on listener goroutines.
 type sharedIndexInformer struct {
 	// mu guards started, stopped, controller, transform, noDedup,
-	// watchErrorHandler, resyncCheckPeriod and wrapListerWatcher.
-	mu                sync.Mutex
-	started           bool
-	stopped           bool
-	controller        Controller
-	transform         TransformFunc
-	noDedup           bool
+	// quietRelist, watchErrorHandler, resyncCheckPeriod and
+	// wrapListerWatcher.
+	mu         sync.Mutex
+	started    bool
+	stopped    bool
+	controller Controller
+	transform  TransformFunc
+	noDedup    bool
+	// quietRelist says whether relists leave out the objects that did not
+	// change (relist_quiet.go): KCACHE_QUIET_RELIST's value at
+	// construction, until SetQuietRelist chooses.
+	quietRelist       bool
 	watchErrorHandler WatchErrorHandlerWithContext
 	resyncCheckPeriod time.Duration
 	// wrapListerWatcher, if set, is put around listerWatcher when the
@@ -270,6 +276,36 @@ func (s *sharedIndexInformer) setValueSharing(enabled bool) error {
 	return s.setBeforeStart(func() { s.noDedup = !enabled })
 }
 
+// SetQuietRelist chooses, before the informer runs, whether its relists
+// are quiet: when a relist (a full list that replaces the cache, as after
+// an API server restart) finds a cached object at the resource version
+// the cache holds, its handlers get nothing for it, where client-go hands
+// every handler an update for it (kubernetes/kubernetes#119646). Objects
+// whose resource version changed still get an update, new ones an add and
+// vanished ones a delete, as before, and the cache still ends equal to the
+// list. The initial list, HasSynced and periodic resyncs are unchanged; an
+// empty resource version counts as changed. Informers follow
+// KCACHE_QUIET_RELIST (off unless set to a true value) until this chooses,
+// either way. It fails for an informer that has started or was not made by
+// this package.
+func SetQuietRelist(informer SharedInformer, quiet bool) error {
+	setter, ok := informer.(quietRelistSetter)
+	if !ok {
+		return fmt.Errorf("quiet relist: %T is not an informer of this package", informer)
+	}
+	return setter.setQuietRelist(quiet)
+}
+
+// quietRelistSetter is an informer whose relists can be made quiet.
+type quietRelistSetter interface {
+	setQuietRelist(quiet bool) error
+}
+
+// setQuietRelist is SetQuietRelist's choice for this informer.
+func (s *sharedIndexInformer) setQuietRelist(quiet bool) error {
+	return s.setBeforeStart(func() { s.quietRelist = quiet })
+}
+
 // Run runs the informer until stopCh closes.
 func (s *sharedIndexInformer) Run(stopCh <-chan struct{}) {
 	s.RunWithContext(wait.ContextForChannel(stopCh))
@@ -322,7 +358,7 @@ func (s *sharedIndexInformer) start(logger klog.Logger) Controller {
 	if s.wrapListerWatcher != nil {
 		lw = s.wrapListerWatcher(lw)
 	}
-	sink := newShardMoveSink(s, lw)
+	sink := quietRelists(newShardMoveSink(s, lw), s.quietRelist)
 	cfg := &Config{
 		Queue:             queue,
 		ListerWatcher:     lw,
@@ -605,6 +641,11 @@ func (s typedSharedIndexInformer[T]) GetTypedIndexer() TypedIndexer[T] {
 // setValueSharing lets SetValueSharing reach the wrapped informer.
 func (s typedSharedIndexInformer[T]) setValueSharing(enabled bool) error {
 	return SetValueSharing(s.SharedIndexInformer, enabled)
+}
+
+// setQuietRelist lets SetQuietRelist reach the wrapped informer.
+func (s typedSharedIndexInformer[T]) setQuietRelist(quiet bool) error {
+	return SetQuietRelist(s.SharedIndexInformer, quiet)
 }
 
 // typedIndexer adds typed lookups to an Indexer of T.

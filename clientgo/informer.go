@@ -74,6 +74,21 @@ func Unwrap(inf toolscache.SharedInformer) (kcache.SharedIndexInformer, bool) {
 	return nil, false
 }
 
+// SetQuietRelist is kcache's SetQuietRelist for an informer of this
+// package (NewSharedIndexInformer, Wrap, or a factory's informer, also
+// behind client-go's typed adapter): before it runs, it chooses whether a
+// relist hands its handlers nothing for the objects whose resource
+// version did not change (kubernetes/kubernetes#119646). Without it, an
+// informer follows KCACHE_QUIET_RELIST, off unless set to a true value. It
+// fails for an informer that runs on client-go or has started.
+func SetQuietRelist(inf toolscache.SharedInformer, quiet bool) error {
+	kc, ok := Unwrap(inf)
+	if !ok {
+		return fmt.Errorf("quiet relist: %T does not run on kcache", inf)
+	}
+	return kcache.SetQuietRelist(kc, quiet)
+}
+
 // maxAdapterDepth bounds how many embedding adapters Unwrap and the factory
 // look through.
 const maxAdapterDepth = 8

@@ -16,6 +16,7 @@
 #   KAS_READY_TIMEOUT  seconds to wait for the ready line (default: 300)
 #   KAS_STOP_TIMEOUT   seconds to wait after SIGTERM (default: 90)
 #   KAS_APISERVER_ARGS extra kube-apiserver flags, space separated
+#   KAS_ETCD_QUOTA_BYTES etcd's backend quota in bytes (default: etcd's own)
 set -euo pipefail
 
 KAS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -68,7 +69,7 @@ start() {
   # TMPDIR confines every temporary file of the launcher to $RUN/tmp, so a
   # forced stop can clean up after it.
   TMPDIR=$RUN/tmp "$BIN" --kubeconfig-out "$RUN/kubeconfig" --log-file "$RUN/kas.log" \
-    --control-addr 127.0.0.1:0 "${extra[@]}" >"$RUN/ready" 2>"$RUN/stderr" </dev/null &
+    --control-addr 127.0.0.1:0 ${KAS_ETCD_QUOTA_BYTES:+--etcd-quota-bytes "$KAS_ETCD_QUOTA_BYTES"} "${extra[@]}" >"$RUN/ready" 2>"$RUN/stderr" </dev/null &
   local pid=$!
   echo "$pid" >"$PIDFILE"
   local began=$SECONDS

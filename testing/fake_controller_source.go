@@ -141,6 +141,10 @@ type FakeControllerSource struct {
 
 	// stats counts what the source served; atomic, so outside lock.
 	stats sourceCounters
+
+	// order keeps the sorted keys between the pages of a list; it has a
+	// lock of its own, as pages are served under lock's read side.
+	order keyOrder
 }
 
 // change is one recorded change.

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -56,7 +57,7 @@ func (f *FakeControllerSource) pageLocked(list runtime.Object, options metav1.Li
 		return nil, err
 	}
 	state := f.stateAtLocked(rv)
-	keys := sortedKeys(state, sel)
+	keys := f.orderedKeysLocked(rv, state)
 	start := 0
 	if after != nil {
 		start, _ = slices.BinarySearchFunc(keys, *after, compareKeys)
@@ -64,15 +65,8 @@ func (f *FakeControllerSource) pageLocked(list runtime.Object, options metav1.Li
 			start++
 		}
 	}
-	end := len(keys)
-	if options.Limit > 0 && int64(end-start) > options.Limit {
-		end = start + int(options.Limit)
-	}
-	objs := make([]runtime.Object, 0, end-start)
-	for _, k := range keys[start:end] {
-		objs = append(objs, f.handOut(state[k]))
-	}
-	if err := meta.SetList(list, objs); err != nil {
+	objs, last, next := pageFrom(state, keys, start, options.Limit, sel)
+	if err := meta.SetList(list, handOutAll(f, objs)); err != nil {
 		return nil, fmt.Errorf("listing: %w", err)
 	}
 	listMeta, err := meta.ListAccessor(list)
@@ -80,12 +74,103 @@ func (f *FakeControllerSource) pageLocked(list runtime.Object, options metav1.Li
 		return nil, fmt.Errorf("listing: %w", err)
 	}
 	listMeta.SetResourceVersion(strconv.Itoa(rv))
-	if end < len(keys) {
-		listMeta.SetContinue(encodeContinue(rv, keys[end-1]))
-		remaining := int64(len(keys) - end)
-		listMeta.SetRemainingItemCount(&remaining)
+	remaining := countSelected(state, keys[next:], sel)
+	if remaining == 0 {
+		// The list is complete: its order is not kept beyond it.
+		f.order.forget(rv)
+		return list, nil
 	}
+	listMeta.SetContinue(encodeContinue(rv, last))
+	count := int64(remaining)
+	listMeta.SetRemainingItemCount(&count)
 	return list, nil
+}
+
+// pageFrom returns the stored objects of at most limit keys (every one
+// when limit is not positive) that sel selects, from keys[start] on, the
+// key of the last of them, and the index of the first key it did not look
+// at.
+func pageFrom(state map[nnu]runtime.Object, keys []nnu, start int, limit int64, sel selector) ([]runtime.Object, nnu, int) {
+	size := len(keys) - start
+	if limit > 0 && int64(size) > limit {
+		size = int(limit)
+	}
+	objs := make([]runtime.Object, 0, size)
+	var last nnu
+	next := start
+	for next < len(keys) && (limit <= 0 || int64(len(objs)) < limit) {
+		obj := state[keys[next]]
+		next++
+		if sel.matches(obj) {
+			objs, last = append(objs, obj), keys[next-1]
+		}
+	}
+	return objs, last, next
+}
+
+// countSelected returns how many of keys' objects sel selects.
+func countSelected(state map[nnu]runtime.Object, keys []nnu, sel selector) int {
+	if sel.selectsAll() {
+		return len(keys)
+	}
+	n := 0
+	for _, k := range keys {
+		if sel.matches(state[k]) {
+			n++
+		}
+	}
+	return n
+}
+
+// handOutAll replaces each stored object of objs by what a list gives
+// out for it.
+func handOutAll(f *FakeControllerSource, objs []runtime.Object) []runtime.Object {
+	for i, obj := range objs {
+		objs[i] = f.handOut(obj)
+	}
+	return objs
+}
+
+// orderedKeysLocked returns every key of state, the objects at resource
+// version rv, in key order. The current objects' order is kept in
+// f.order between the pages of a list, so that a long paged list sorts
+// its keys once rather than once per page. Caller holds lock, in either
+// mode.
+func (f *FakeControllerSource) orderedKeysLocked(rv int, state map[nnu]runtime.Object) []nnu {
+	if rv != f.lastRV {
+		return sortedKeys(state, selector{})
+	}
+	return f.order.keys(rv, state)
+}
+
+// keyOrder keeps the sorted keys of the objects at one resource version
+// while a paged list of them is being served. Every change takes a new
+// resource version, so keys sorted at the current one are the current
+// keys; the length check also catches a caller who wrote Items directly.
+type keyOrder struct {
+	mu     sync.Mutex // guards rv and sorted
+	rv     int        // the resource version sorted was taken at
+	sorted []nnu      // nil when no order is kept; never modified once set
+}
+
+// keys returns the keys of state, the objects at rv, in key order.
+func (o *keyOrder) keys(rv int, state map[nnu]runtime.Object) []nnu {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.sorted == nil || o.rv != rv || len(o.sorted) != len(state) {
+		o.rv, o.sorted = rv, sortedKeys(state, selector{})
+	}
+	return o.sorted
+}
+
+// forget drops the order kept at rv, if that is the one kept, so that a
+// source holds no copy of its keys once a list is done.
+func (o *keyOrder) forget(rv int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.rv == rv {
+		o.sorted = nil
+	}
 }
 
 // pageStartLocked returns the resource version a page shows and, for a

@@ -54,6 +54,7 @@ func childMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
 	verbose := fs.Bool("v", false, "keep klog output")
 	churn := fs.Bool("churn", false, "be a churn child: sync, then measure while the parent updates the pods")
+	relist := fs.Bool("relist", true, "after the sync, force a relist and measure it")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -70,7 +71,7 @@ func childMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *churn {
 		res, err = runChurnChild(l, *pods, *kubeconfig, *cpuProf, *heapProf, *timeout, stdin, stdout)
 	} else {
-		res, err = runChild(l, *pods, *kubeconfig, *control, *heapProf, *timeout)
+		res, err = runChild(l, *pods, *kubeconfig, *control, *heapProf, *timeout, *relist)
 	}
 	if err == nil {
 		err = json.NewEncoder(stdout).Encode(res)
@@ -82,7 +83,7 @@ func childMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func runChild(l harness.Library, pods int, kubeconfig, control, heapProf string, timeout time.Duration) (harness.E2EResult, error) {
+func runChild(l harness.Library, pods int, kubeconfig, control, heapProf string, timeout time.Duration, relist bool) (harness.E2EResult, error) {
 	cfg, err := restConfig(kubeconfig)
 	if err != nil {
 		return harness.E2EResult{}, err
@@ -91,13 +92,16 @@ func runChild(l harness.Library, pods int, kubeconfig, control, heapProf string,
 	if err != nil {
 		return harness.E2EResult{}, fmt.Errorf("clientset: %w", err)
 	}
-	return l.E2E(context.Background(), harness.E2EConfig{
+	e2eCfg := harness.E2EConfig{
 		Client:      cs.CoreV1().RESTClient(),
 		Pods:        pods,
-		Relist:      e2e.Relister{Client: cs, ControlURL: control}.Relist,
 		Timeout:     timeout,
 		HeapProfile: heapProf,
-	})
+	}
+	if relist {
+		e2eCfg.Relist = e2e.Relister{Client: cs, ControlURL: control}.Relist
+	}
+	return l.E2E(context.Background(), e2eCfg)
 }
 
 // childBinary returns the binary to run v's child with: this executable
@@ -133,12 +137,13 @@ func spawnChild(ctx context.Context, opts options, v variant, bin string, pods i
 		"-control=" + opts.controlURL,
 		"-timeout=" + opts.timeout.String(),
 		"-v=" + strconv.FormatBool(opts.verbose),
+		"-relist=" + strconv.FormatBool(opts.relist),
 	}
 	if opts.heapProf != "" {
 		args = append(args, "-heapprofile="+opts.heapProf+"."+v.Name())
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = childEnv(os.Environ(), v)
+	cmd.Env = childEnv(os.Environ(), v, opts.list)
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, progress
 	if err := cmd.Run(); err != nil {
@@ -151,22 +156,55 @@ func spawnChild(ctx context.Context, opts options, v variant, bin string, pods i
 	return res, nil
 }
 
-// childEnv is the environment of v's child: the parent's, with
-// KCACHE_SHARE_VALUES=false for a -noshare variant and without any
-// KCACHE_SHARE_VALUES otherwise, so that kcache runs as it does by default.
-func childEnv(parent []string, v variant) []string {
-	env := make([]string, 0, len(parent)+1)
+// childEnv is the environment of v's child: the parent's without any of
+// the switches the variants and list modes set, then KCACHE_SHARE_VALUES=false
+// for a -noshare variant, KCACHE_QUIET_RELIST=true for a -quiet one, and
+// KUBE_FEATURE_WatchListClient=false for paginated lists (both libraries
+// read it), so that each runs as its variant says and otherwise as it does
+// by default.
+func childEnv(parent []string, v variant, list listMode) []string {
+	env := make([]string, 0, len(parent)+3)
 	for _, kv := range parent {
-		if !strings.HasPrefix(kv, shareValuesEnv+"=") {
+		if !strings.HasPrefix(kv, shareValuesEnv+"=") && !strings.HasPrefix(kv, quietRelistEnv+"=") &&
+			!strings.HasPrefix(kv, watchListEnv+"=") {
 			env = append(env, kv)
 		}
 	}
 	if v.NoShare {
 		env = append(env, shareValuesEnv+"=false")
 	}
+	if v.Quiet {
+		env = append(env, quietRelistEnv+"=true")
+	}
+	if list == listPaged {
+		env = append(env, watchListEnv+"=false")
+	}
 	return env
 }
 
-// shareValuesEnv is kcache's switch for sharing equal parts of cached
-// objects.
-const shareValuesEnv = "KCACHE_SHARE_VALUES"
+// The switches childEnv sets: kcache's for sharing equal parts of cached
+// objects and for quiet relists, and the feature gate both libraries read
+// to choose streaming lists.
+const (
+	shareValuesEnv = "KCACHE_SHARE_VALUES"
+	quietRelistEnv = "KCACHE_QUIET_RELIST"
+	watchListEnv   = "KUBE_FEATURE_WatchListClient"
+)
+
+// listMode is how the informers list: streaming (a watch sending the
+// initial objects, client-go v0.37.2's default) or paginated lists.
+type listMode string
+
+const (
+	listStream listMode = "stream"
+	listPaged  listMode = "paged"
+)
+
+// parseListMode reads -list.
+func parseListMode(s string) (listMode, error) {
+	switch m := listMode(s); m {
+	case listStream, listPaged:
+		return m, nil
+	}
+	return "", fmt.Errorf("e2e: -list %q: want %s or %s", s, listStream, listPaged)
+}

@@ -135,7 +135,7 @@ func startChurnChild(ctx context.Context, opts options, v variant, bin string, p
 		args = append(args, "-heapprofile="+opts.heapProf+"."+v.Name()+".churn")
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = childEnv(os.Environ(), v)
+	cmd.Env = childEnv(os.Environ(), v, opts.list)
 	cmd.Stderr = progress
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -41,6 +42,13 @@ type options struct {
 	verbose    bool
 	variants   []variant
 	layout     e2e.Layout
+	// list is how the children's informers list; relist whether they
+	// measure a forced relist after the sync.
+	list   listMode
+	relist bool
+	// jsonOut, when set, is a file the results are written to as JSON,
+	// for a driver (cmd/scale) to read.
+	jsonOut string
 	// churn is the churn phase's update stream; a zero Duration skips
 	// the phase.
 	churn e2e.Churn
@@ -70,6 +78,9 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	o.layout = e2e.DefaultLayout
 	fs.BoolVar(&o.layout.ApplierOwnsToken, "applier-owns-token", false,
 		"the harsher workload: the applier writes each pod's token volume, so its managedFields entry is the pod's own (default: ServiceAccount admission adds it, as in a cluster)")
+	list := fs.String("list", string(listStream), "how the informers list: stream (a watch sending the initial objects, client-go's default) or paged")
+	fs.BoolVar(&o.relist, "relist", true, "after each sync, force a relist (etcd compacted, API server restarted) and measure it")
+	fs.StringVar(&o.jsonOut, "json", "", "also write the results as JSON to this file")
 	only := fs.String("only", "", "comma-separated variants to run (default all: "+variantNames()+")")
 	fs.DurationVar(&o.churn.Duration, "churn", defaultChurnDuration,
 		"how long the churn phase updates the pods while every variant watches (0: no churn phase; -quick: 10s)")
@@ -92,6 +103,10 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		if !set["churn-rate"] {
 			o.churn.Rate = quickChurnRate
 		}
+	}
+	var err error
+	if o.list, err = parseListMode(*list); err != nil {
+		return o, err
 	}
 	if o.churn.Duration < 0 || (o.churn.Duration > 0 && o.churn.Updates() < 1) {
 		return o, fmt.Errorf("e2e: -churn %s at -churn-rate %g makes no update", o.churn.Duration, o.churn.Rate)
@@ -119,6 +134,9 @@ func parentMain(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx := context.Background()
 	results, churned, err := run(ctx, opts, stderr)
+	if err == nil && opts.jsonOut != "" {
+		err = writeJSON(opts.jsonOut, results)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -134,6 +152,18 @@ func parentMain(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// writeJSON writes the results to path for a driver to read.
+func writeJSON(path string, results []result) error {
+	data, err := json.MarshalIndent(results, "", "  ")
+	if err != nil {
+		return fmt.Errorf("e2e: results as JSON: %w", err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("e2e: write results: %w", err)
+	}
+	return nil
 }
 
 // quietKlog sends klog's output nowhere: client-go's reflector logs the

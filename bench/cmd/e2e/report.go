@@ -25,12 +25,19 @@ var rows = []row{
 	{"peak live heap, initial list", func(r result) float64 { return r.SyncPeakLive }, "MiB"},
 	{"steady heap after sync (GC)", func(r result) float64 { return r.SteadyHeap }, "MiB"},
 	{"heap per cached pod", func(r result) float64 { return r.HeapPerPod() }, "B"},
+}
+
+// relistRows are the relist's figures, printed when some result has them.
+var relistRows = []row{
 	{"relist time (incl. API server restart)", func(r result) float64 { return r.RelistSeconds }, "s"},
 	{"relist CPU", func(r result) float64 { return r.RelistCPUSeconds }, "s"},
 	{"peak heap, relist", func(r result) float64 { return r.RelistPeakHeap }, "MiB"},
 	{"peak live heap, relist", func(r result) float64 { return r.RelistPeakLive }, "MiB"},
 	{"peak RSS, relist (VmHWM reset before)", func(r result) float64 { return r.RelistPeakRSS }, "MiB"},
 	{"heap after relist (GC)", func(r result) float64 { return r.AfterRelistHeap }, "MiB"},
+	{"notifications after relist (adds + updates + deletes)", func(r result) float64 {
+		return float64(r.RelistAdds + r.RelistUpdates + r.RelistDeletes)
+	}, ""},
 }
 
 // churnRows are the churn phase's figures, printed when some result has
@@ -87,7 +94,11 @@ func find(results []result, name string) (result, bool) {
 func writeReport(w io.Writer, results []result) error {
 	var b strings.Builder
 	b.WriteString("\n| | " + names(results) + " |\n|---|" + strings.Repeat("---:|", len(results)) + "\n")
-	for _, r := range rows {
+	printed := rows
+	if anyRelist(results) {
+		printed = append(printed[:len(printed):len(printed)], relistRows...)
+	}
+	for _, r := range printed {
 		b.WriteString("| " + r.label + " |")
 		for _, res := range results {
 			b.WriteString(" " + format(r.value(res), r.unit) + " |")
@@ -119,8 +130,10 @@ func writeReport(w io.Writer, results []result) error {
 			continue
 		}
 		last = r
-		fmt.Fprintf(&b, "%s: relist peak heap / own steady heap = %.2f (live: %.2f)\n", r.Variant.Name(),
-			ratio(r.RelistPeakHeap, r.SteadyHeap), ratio(r.RelistPeakLive, r.SteadyHeap))
+		if r.RelistSeconds > 0 {
+			fmt.Fprintf(&b, "%s: relist peak heap / own steady heap = %.2f (live: %.2f)\n", r.Variant.Name(),
+				ratio(r.RelistPeakHeap, r.SteadyHeap), ratio(r.RelistPeakLive, r.SteadyHeap))
+		}
 		if cgt, ok := find(results, "client-go+"+fieldsV1String); ok {
 			fmt.Fprintf(&b, "%s: heap/pod / client-go+%s's = %.2f\n", r.Variant.Name(), fieldsV1String, ratio(r.HeapPerPod(), cgt.HeapPerPod()))
 		}
@@ -164,6 +177,16 @@ func summary(kc, cg result) string {
 			ratio(kc.Churn.HeapPerPodAfter(), cg.Churn.HeapPerPodAfter()))
 	}
 	return s
+}
+
+// anyRelist reports whether some result measured a relist.
+func anyRelist(results []result) bool {
+	for _, r := range results {
+		if r.RelistSeconds > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func anyChurn(results []result) bool {

@@ -12,7 +12,14 @@ import (
 
 func res(v variant, pods int, steady, syncPeak, relistPeak, rss, syncSec float64) result {
 	return result{Variant: v, E2EResult: harness.E2EResult{Pods: pods, SteadyHeap: steady, SyncPeakHeap: syncPeak,
-		RelistPeakHeap: relistPeak, SyncPeakRSS: rss, RelistPeakRSS: rss / 2, SyncSeconds: syncSec}}
+		RelistPeakHeap: relistPeak, SyncPeakRSS: rss, RelistPeakRSS: rss / 2, SyncSeconds: syncSec, RelistSeconds: 1,
+		RelistUpdates: int64(pods)}}
+}
+
+// withoutRelist is r as measured with -relist=false.
+func withoutRelist(r result) result {
+	r.RelistSeconds, r.RelistPeakHeap, r.RelistPeakRSS, r.RelistUpdates = 0, 0, 0, 0
+	return r
 }
 
 func TestWriteReport_LastLine(t *testing.T) {
@@ -32,7 +39,10 @@ func TestWriteReport_LastLine(t *testing.T) {
 			"e2e: heap/pod kcache/client-go = 0.90, peak RSS = 0.75, initial-list peak heap = 0.90, relist peak heap = 0.75, sync time = 1.00"},
 		{"no client-go: no summary",
 			[]result{noShare},
-			"| heap after relist (GC) | 0.0 MiB |"},
+			"| notifications after relist (adds + updates + deletes) | 100 |"},
+		{"no relist measured (-relist=false): no relist rows",
+			[]result{withoutRelist(noShare)},
+			"| heap per cached pod | 9 B |"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,7 +167,7 @@ func TestSelectVariants(t *testing.T) {
 		want    []string
 		wantErr bool
 	}{
-		{"", []string{"client-go", "kcache", "kcache-noshare", "client-go+fieldsv1string", "kcache+fieldsv1string"}, false},
+		{"", []string{"client-go", "kcache", "kcache-noshare", "kcache-quiet", "client-go+fieldsv1string", "kcache+fieldsv1string"}, false},
 		{"kcache-noshare, client-go", []string{"kcache-noshare", "client-go"}, false},
 		{"nope", nil, true},
 	}
@@ -179,19 +189,32 @@ func TestSelectVariants(t *testing.T) {
 }
 
 func TestChildEnv(t *testing.T) {
-	parent := []string{"A=1", "KCACHE_SHARE_VALUES=true", "B=2"}
+	parent := []string{"A=1", "KCACHE_SHARE_VALUES=true", "B=2", "KCACHE_QUIET_RELIST=true", "KUBE_FEATURE_WatchListClient=true"}
 	tests := []struct {
 		v    variant
+		list listMode
 		want string
 	}{
-		{variant{Lib: "kcache"}, "A=1,B=2"},
-		{variant{Lib: "kcache", NoShare: true}, "A=1,B=2,KCACHE_SHARE_VALUES=false"},
+		{variant{Lib: "kcache"}, listStream, "A=1,B=2"},
+		{variant{Lib: "client-go"}, listPaged, "A=1,B=2,KUBE_FEATURE_WatchListClient=false"},
+		{variant{Lib: "kcache", NoShare: true}, listStream, "A=1,B=2,KCACHE_SHARE_VALUES=false"},
+		{variant{Lib: "kcache", Quiet: true}, listStream, "A=1,B=2,KCACHE_QUIET_RELIST=true"},
+		{variant{Lib: "kcache", Quiet: true}, listPaged, "A=1,B=2,KCACHE_QUIET_RELIST=true,KUBE_FEATURE_WatchListClient=false"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.v.Name(), func(t *testing.T) {
-			if got := strings.Join(childEnv(parent, tt.v), ","); got != tt.want {
+		t.Run(tt.v.Name()+"/"+string(tt.list), func(t *testing.T) {
+			if got := strings.Join(childEnv(parent, tt.v, tt.list), ","); got != tt.want {
 				t.Errorf("env %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestParseListMode(t *testing.T) {
+	for in, want := range map[string]listMode{"stream": listStream, "paged": listPaged, "": "", "pages": ""} {
+		got, err := parseListMode(in)
+		if got != want || (err != nil) != (want == "") {
+			t.Errorf("parseListMode(%q) = %q, %v; want %q", in, got, err, want)
+		}
 	}
 }

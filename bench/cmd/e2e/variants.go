@@ -4,32 +4,15 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kcache/cache/bench/internal/e2e"
 	"github.com/kcache/cache/bench/internal/harness"
 	"github.com/kcache/cache/bench/internal/libclientgo"
 	"github.com/kcache/cache/bench/internal/libkcache"
 )
 
-// variant is one measured column: a library, built with or without
-// apimachinery's fieldsv1string tag.
-type variant struct {
-	Lib string // libclientgo.LibName or libkcache.LibName
-	Tag string // build tag of the child binary, "" for none
-	// NoShare runs kcache with KCACHE_SHARE_VALUES=false: without sharing
-	// equal parts of cached objects, in client-go's memory layout.
-	NoShare bool
-}
-
-// Name is how the variant is named in flags and reports.
-func (v variant) Name() string {
-	name := v.Lib
-	if v.NoShare {
-		name += "-noshare"
-	}
-	if v.Tag != "" {
-		name += "+" + v.Tag
-	}
-	return name
-}
+// variant is one measured column (internal/e2e, shared with cmd/scale,
+// which reads the results).
+type variant = e2e.Variant
 
 // fieldsV1String is apimachinery's tag that interns managedFields'
 // FieldsV1 through the unique package.
@@ -40,6 +23,7 @@ var allVariants = []variant{
 	{Lib: libclientgo.LibName},
 	{Lib: libkcache.LibName},
 	{Lib: libkcache.LibName, NoShare: true},
+	{Lib: libkcache.LibName, Quiet: true},
 	{Lib: libclientgo.LibName, Tag: fieldsV1String},
 	{Lib: libkcache.LibName, Tag: fieldsV1String},
 }

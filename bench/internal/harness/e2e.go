@@ -17,8 +17,10 @@ type E2EConfig struct {
 	// many adds, then for that many updates after Relist.
 	Pods int
 	// Relist makes the server expire the informer's watch (410 Gone), so
-	// that the informer lists every pod again.
-	Relist  func(ctx context.Context) error
+	// that the informer lists every pod again; it returns a resourceVersion
+	// that the relist's list is at or past. A nil Relist skips the relist
+	// phase.
+	Relist  func(ctx context.Context) (uint64, error)
 	Timeout time.Duration
 	// HeapProfile, when set, is where heap profiles are written (suffixed
 	// .sync and .relist).
@@ -51,6 +53,9 @@ type E2EResult struct {
 	RelistPeakHeap, RelistPeakLive  float64
 	RelistPeakRSS                   float64
 	AfterRelistHeap                 float64
+	// RelistAdds, RelistUpdates and RelistDeletes are the notifications
+	// the handler got from the relist (nothing else changes meanwhile).
+	RelistAdds, RelistUpdates, RelistDeletes int64
 	// CPUSeconds is the process CPU time from start to the end of the
 	// relist (client setup included).
 	CPUSeconds float64

@@ -48,6 +48,9 @@ type Library struct {
 	// E2EChurn syncs the same informer, then measures it while another
 	// process updates the pods; it is meant to run alone in a fresh process.
 	E2EChurn func(ctx context.Context, cfg ChurnConfig) (ChurnResult, error)
+	// ScaleSim syncs an informer on every ConfigMap of a simulated API
+	// server over HTTP; it is meant to run alone in a fresh process.
+	ScaleSim func(ctx context.Context, cfg ScaleSimConfig) (ScaleSimResult, error)
 	// Release drops what the workloads keep between runs (a shared,
 	// filled indexer), before the sections that do not use it.
 	Release func()

@@ -52,6 +52,7 @@ func Library() harness.Library {
 		Memory:   memory,
 		E2E:      e2e,
 		E2EChurn: e2eChurn,
+		ScaleSim: scaleSim,
 		Release:  releaseSharedIndexer,
 	}
 }

@@ -34,6 +34,8 @@ type etcdConfig struct {
 	socket  string
 	// logOutput is "stderr" or a file path, in etcd's LogOutputs syntax.
 	logOutput string
+	// quota is the backend quota in bytes; 0 keeps etcd's default.
+	quota int64
 }
 
 // startEtcd starts etcd and waits until it serves, or until ctx ends.
@@ -60,6 +62,9 @@ func startEtcd(ctx context.Context, c etcdConfig) (*etcdServer, error) {
 	cfg.LogOutputs = []string{c.logOutput}
 	// Test data is worth less than the time fsync costs on a busy disk.
 	cfg.UnsafeNoFsync = true
+	if c.quota > 0 {
+		cfg.QuotaBackendBytes = c.quota
+	}
 
 	embedded, err := embed.StartEtcd(cfg)
 	if err != nil {

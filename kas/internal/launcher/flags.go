@@ -26,8 +26,12 @@ func ParseFlags(args []string, out io.Writer) (Options, error) {
 	fs.DurationVar(&opts.EtcdTimeout, "etcd-timeout", time.Minute, "limit for etcd to start")
 	fs.DurationVar(&opts.ReadyTimeout, "ready-timeout", 3*time.Minute, "limit for each kube-apiserver start, up to ready")
 	fs.DurationVar(&opts.StopTimeout, "stop-timeout", 30*time.Second, "limit for a graceful stop of kube-apiserver, and of etcd")
+	fs.Int64Var(&opts.EtcdQuotaBytes, "etcd-quota-bytes", 0, "etcd's backend quota in `bytes` (0: etcd's default); a large cluster raises it")
 	if err := fs.Parse(args); err != nil {
 		return Options{}, err
+	}
+	if opts.EtcdQuotaBytes < 0 {
+		return Options{}, fmt.Errorf("--etcd-quota-bytes %d: must not be negative", opts.EtcdQuotaBytes)
 	}
 	if opts.KubeconfigOut == "" {
 		return Options{}, errors.New("--kubeconfig-out is required")

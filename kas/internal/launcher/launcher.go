@@ -39,6 +39,9 @@ type Options struct {
 	// current process's binary, which must then run the API server when its
 	// first argument is handoff.ChildCommand.
 	Executable string
+	// EtcdQuotaBytes is etcd's backend quota (the most its database may
+	// hold before it refuses writes); 0 keeps etcd's default.
+	EtcdQuotaBytes int64
 	// EtcdTimeout bounds the start of etcd.
 	EtcdTimeout time.Duration
 	// ReadyTimeout bounds each start of the API server, up to ready.
@@ -200,6 +203,7 @@ func (l *Launcher) stepEtcd(ctx context.Context) error {
 		dataDir:   l.layout.etcdData,
 		socket:    l.layout.etcdSocket(),
 		logOutput: l.logTarget(),
+		quota:     l.opts.EtcdQuotaBytes,
 	})
 	return err
 }

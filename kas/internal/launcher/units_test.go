@@ -68,9 +68,10 @@ func TestParseFlags(t *testing.T) {
 		{
 			name: "all flags",
 			args: []string{"--kubeconfig-out=kc", "--control-addr=127.0.0.1:9999", "--data-dir=d", "--log-file=l",
-				"--etcd-timeout=5s", "--ready-timeout=6s", "--stop-timeout=7s"},
+				"--etcd-timeout=5s", "--ready-timeout=6s", "--stop-timeout=7s", "--etcd-quota-bytes=8589934592"},
 			want: with(func(o *Options) {
 				o.ControlAddr, o.DataDir, o.LogFile = "127.0.0.1:9999", "d", "l"
+				o.EtcdQuotaBytes = 8 << 30
 				o.EtcdTimeout, o.ReadyTimeout, o.StopTimeout = 5*time.Second, 6*time.Second, 7*time.Second
 			}),
 		},
@@ -79,6 +80,7 @@ func TestParseFlags(t *testing.T) {
 			args: []string{"--kubeconfig-out", "kc", "--", "--v=4", "--watch-cache=false"},
 			want: with(func(o *Options) { o.APIServerFlags = []string{"--v=4", "--watch-cache=false"} }),
 		},
+		{name: "negative quota", args: []string{"--kubeconfig-out", "kc", "--etcd-quota-bytes=-1"}, wantErr: "must not be negative"},
 		{name: "missing kubeconfig", args: nil, wantErr: "--kubeconfig-out is required"},
 		{name: "stray argument", args: []string{"--kubeconfig-out", "kc", "extra"}, wantErr: `unexpected argument "extra"`},
 		{name: "unknown flag", args: []string{"--kubeconfig-out", "kc", "--nope"}, wantErr: "flag provided but not defined"},

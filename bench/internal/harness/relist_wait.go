@@ -1,0 +1,77 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Notifications are a handler's counts of each kind of notification.
+type Notifications struct{ Adds, Updates, Deletes int64 }
+
+// Counts returns what h has counted so far.
+func (h *CountingHandler) Counts() Notifications {
+	return Notifications{Adds: h.adds.Load(), Updates: h.updates.Load(), Deletes: h.deletes.Load()}
+}
+
+// Since is n less the counts before.
+func (n Notifications) Since(before Notifications) Notifications {
+	return Notifications{Adds: n.Adds - before.Adds, Updates: n.Updates - before.Updates, Deletes: n.Deletes - before.Deletes}
+}
+
+func (n Notifications) total() int64 { return n.Adds + n.Updates + n.Deletes }
+
+// RelistWait says when an informer has finished a relist that delivers an
+// unknown number of notifications (none at all, under a quiet relist): its
+// last synced resourceVersion has reached MinRV (the list is in the
+// informer's queue) and its handler has then been silent for Settle.
+type RelistWait struct {
+	Handler *CountingHandler
+	// SyncedRV is the informer's LastSyncResourceVersion.
+	SyncedRV func() string
+	MinRV    uint64
+	Settle   time.Duration
+	// Poll is how often the counts are read; 0 means 20 ms.
+	Poll time.Duration
+}
+
+// Wait blocks until the relist is over and returns the moment of its last
+// sign of progress (the resourceVersion reaching MinRV, or the last
+// notification after it), from which the relist's duration is measured.
+func (w RelistWait) Wait(ctx context.Context) (time.Time, error) {
+	poll := w.Poll
+	if poll <= 0 {
+		poll = 20 * time.Millisecond
+	}
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	var listed bool
+	var last time.Time
+	seen := w.Handler.Counts().total()
+	for {
+		now := time.Now()
+		if n := w.Handler.Counts().total(); n != seen {
+			seen, last = n, now
+		}
+		if !listed && rvAtLeast(w.SyncedRV(), w.MinRV) {
+			listed = true
+			last = now
+		}
+		if listed && now.Sub(last) >= w.Settle {
+			return last, nil
+		}
+		select {
+		case <-ctx.Done():
+			return last, fmt.Errorf("waiting for the relist (resourceVersion %q, want %d or newer; listed %t): %w",
+				w.SyncedRV(), w.MinRV, listed, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// rvAtLeast reports whether the resourceVersion rv parses to min or more.
+func rvAtLeast(rv string, min uint64) bool {
+	v, err := strconv.ParseUint(rv, 10, 64)
+	return err == nil && v >= min
+}
