@@ -61,9 +61,12 @@ func TestRelease_VersionIsTheSameEverywhere(t *testing.T) {
 			t.Errorf("README.md lacks the install command %q", cmd)
 		}
 	}
-	for _, m := range regexp.MustCompile(`github\.com/kcache/cache[\w/.-]*@(v[0-9][\w.+-]*)`).FindAllStringSubmatch(readme, -1) {
-		if m[1] != v {
-			t.Errorf("README.md names %s, want the release %s", m[0], v)
+	versionRE := regexp.MustCompile(`github\.com/kcache/cache[\w/.-]*@(v[0-9][\w.+-]*)`)
+	for _, page := range []string{"README.md", "overlay/README.md", "clientgo/README.md", "membership/README.md", "docs/versions.md"} {
+		for _, m := range versionRE.FindAllStringSubmatch(readRepoFile(t, page), -1) {
+			if m[1] != v {
+				t.Errorf("%s names %s, want the release %s", page, m[0], v)
+			}
 		}
 	}
 
