@@ -2,9 +2,9 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: plots minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-scale bench-scale-sim bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
+.PHONY: plots release-check minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-scale bench-scale-sim bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
 
-test: fmt-check vet lint unit minors-test bench-smoke compat clientgo-test clientgo-minors-test membership-test examples-test bench-smoke-compare overlay-test integration k8s-suites-smoke ecosystem-smoke bench-e2e-quick
+test: fmt-check vet lint release-check unit minors-test bench-smoke compat clientgo-test clientgo-minors-test membership-test examples-test bench-smoke-compare overlay-test integration k8s-suites-smoke ecosystem-smoke bench-e2e-quick
 
 # demo runs the kcache demo against its built-in simulated cluster
 # (no cluster needed). DEMO_DURATION=0 runs it until Ctrl-C.
@@ -33,6 +33,16 @@ lint:
 
 unit:
 	$(GO) test -race -count=1 $(PKGS)
+
+# release-check proves the release can be fetched from outside: the root
+# module, clientgo/, membership/ and overlay/ are packaged at the version in
+# VERSION from the working tree (golang.org/x/mod/zip, tools/cmd/modproxy)
+# and served from a file:// module proxy; fresh modules outside the
+# repository `go get` each at that version and build and run a program on
+# each adoption path (import change, bridge, membership, overlay tool), with
+# a private module cache. No git tag is needed (tools/release-check.sh).
+release-check:
+	GO=$(GO) tools/release-check.sh
 
 # minors-test proves the library on the newer Kubernetes minors it supports:
 # its go.mod requires the oldest (k8s.io/apimachinery and k8s.io/api

@@ -249,7 +249,7 @@
 // makes the write panic with client-go's message, after the object is
 // stored: it is filed in every index but the failing one, which keeps its
 // old entries after Add, Update and Transaction and drops them after
-// Replace (README's "kcache and client-go" table).
+// Replace (docs/differences.md).
 //
 // Delivery to handlers: as in client-go, every handler receives every
 // notification, in order, however far it falls behind; its listener
@@ -281,6 +281,6 @@
 // back to a paginated list instead of waiting forever
 // (kubernetes/kubernetes#135895).
 //
-// Where kcache still differs from client-go by default, README's
-// "kcache and client-go" table says so and why.
+// Where kcache still differs from client-go by default,
+// docs/differences.md says so and why.
 package cache

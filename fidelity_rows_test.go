@@ -6,7 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// Rows of README's "kcache and client-go" table that used to differ from
+// Rows of docs/differences.md's table that used to differ from
 // client-go v0.37.2 and now behave as client-go does by default.
 
 // client-go accepts a nil handler (or a nil pointer) and only fails when it
