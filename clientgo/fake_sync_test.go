@@ -64,21 +64,42 @@ type informerWay struct {
 	clientGo func(c kubernetes.Interface) sharedInformer
 }
 
-// sharedInformer is what the matrix needs of either library's informer.
-type sharedInformer interface {
-	RunWithContext(ctx context.Context)
-	HasSynced() bool
-	GetStore() toolscache.Store
-	AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error)
+// sharedInformer is what the matrix needs of either library's informer,
+// in terms that do not name either library's registration type (kcache's
+// and client-go's differ from v0.36 on).
+type sharedInformer struct {
+	run        func(ctx context.Context)
+	hasSynced  func() bool
+	keys       func() []string
+	addHandler func(h *eventLog) (synced func() bool, err error)
 }
 
-// kcacheInformer presents a kcache informer to the matrix.
-type kcacheInformer struct{ kcache.SharedIndexInformer }
+// fromKcache presents a kcache informer to the matrix.
+func fromKcache(inf kcache.SharedIndexInformer) sharedInformer {
+	return sharedInformer{
+		run: inf.RunWithContext, hasSynced: inf.HasSynced, keys: inf.GetStore().ListKeys,
+		addHandler: func(h *eventLog) (func() bool, error) {
+			reg, err := inf.AddEventHandler(h)
+			if err != nil {
+				return nil, err
+			}
+			return reg.HasSynced, nil
+		},
+	}
+}
 
-func (k kcacheInformer) GetStore() toolscache.Store { return k.SharedIndexInformer.GetStore() }
-
-func (k kcacheInformer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
-	return k.SharedIndexInformer.AddEventHandler(h)
+// fromClientGo presents a client-go (or bridge) informer to the matrix.
+func fromClientGo(inf toolscache.SharedIndexInformer) sharedInformer {
+	return sharedInformer{
+		run: inf.RunWithContext, hasSynced: inf.HasSynced, keys: inf.GetStore().ListKeys,
+		addHandler: func(h *eventLog) (func() bool, error) {
+			reg, err := inf.AddEventHandler(h)
+			if err != nil {
+				return nil, err
+			}
+			return reg.HasSynced, nil
+		},
+	}
 }
 
 // podFuncs are the list and watch functions a test writes by hand.
@@ -104,33 +125,33 @@ var informerWays = []informerWay{
 	{
 		name: "hand-made ListWatch",
 		kcache: func(c kubernetes.Interface) sharedInformer {
-			return kcacheInformer{kcache.NewSharedIndexInformer(kcacheListWatch(c), &v1.Pod{}, 0, kcache.Indexers{})}
+			return fromKcache(kcache.NewSharedIndexInformer(kcacheListWatch(c), &v1.Pod{}, 0, kcache.Indexers{}))
 		},
 		clientGo: func(c kubernetes.Interface) sharedInformer {
-			return toolscache.NewSharedIndexInformer(clientGoListWatch(c), &v1.Pod{}, 0, toolscache.Indexers{})
+			return fromClientGo(toolscache.NewSharedIndexInformer(clientGoListWatch(c), &v1.Pod{}, 0, toolscache.Indexers{}))
 		},
 	},
 	{
 		name: "ToListWatcherWithWatchListSemantics",
 		kcache: func(c kubernetes.Interface) sharedInformer {
 			lw := kcache.ToListWatcherWithWatchListSemantics(kcacheListWatch(c), c)
-			return kcacheInformer{kcache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, kcache.Indexers{})}
+			return fromKcache(kcache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, kcache.Indexers{}))
 		},
 		clientGo: func(c kubernetes.Interface) sharedInformer {
 			lw := toolscache.ToListWatcherWithWatchListSemantics(clientGoListWatch(c), c)
-			return toolscache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, toolscache.Indexers{})
+			return fromClientGo(toolscache.NewSharedIndexInformer(lw, &v1.Pod{}, 0, toolscache.Indexers{}))
 		},
 	},
 	{
 		name: "bridge, hand-made client-go ListWatch",
 		kcache: func(c kubernetes.Interface) sharedInformer {
-			return NewSharedIndexInformer(clientGoListWatch(c), &v1.Pod{}, 0, toolscache.Indexers{})
+			return fromClientGo(NewSharedIndexInformer(clientGoListWatch(c), &v1.Pod{}, 0, toolscache.Indexers{}))
 		},
 	},
 	{
 		name: "bridge, generated factory",
 		kcache: func(c kubernetes.Interface) sharedInformer {
-			return NewSharedInformerFactory(c, 0).Core().V1().Pods().Informer()
+			return fromClientGo(NewSharedInformerFactory(c, 0).Core().V1().Pods().Informer())
 		},
 	},
 }
@@ -211,28 +232,28 @@ func runOverFake(t *testing.T, newClient fakeClient, build func(kubernetes.Inter
 	c := newClient.make(seedPods()...)
 	inf := build(c)
 	log := &eventLog{}
-	reg, err := inf.AddEventHandler(log)
+	regSynced, err := inf.addHandler(log)
 	if err != nil {
 		t.Fatalf("AddEventHandler: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { inf.RunWithContext(ctx) })
+	wg.Go(func() { inf.run(ctx) })
 	defer func() { cancel(); wg.Wait() }()
 
 	var out fakeRun
 	start := time.Now()
 	err = wait.PollUntilContextTimeout(ctx, time.Millisecond, waitAtMost, true, func(context.Context) (bool, error) {
-		return inf.HasSynced(), nil
+		return inf.hasSynced(), nil
 	})
 	if err != nil {
 		return out
 	}
 	out.synced, out.syncedAfter = true, time.Since(start)
-	out.keysAtSync = inf.GetStore().ListKeys()
+	out.keysAtSync = inf.keys()
 	slices.Sort(out.keysAtSync)
 	if err := wait.PollUntilContextTimeout(ctx, time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
-		return reg.HasSynced(), nil
+		return regSynced(), nil
 	}); err != nil {
 		t.Fatalf("the handler's registration did not sync")
 	}
@@ -276,7 +297,7 @@ func TestFakeClientset_InformersSyncAtOnce(t *testing.T) {
 		var ref fakeRun
 		synctest.Test(t, func(t *testing.T) {
 			ref = runOverFake(t, client, func(c kubernetes.Interface) sharedInformer {
-				return kcacheInformer{kcache.NewSharedIndexInformer(pagedOnly{kcacheListWatch(c)}, &v1.Pod{}, 0, kcache.Indexers{})}
+				return fromKcache(kcache.NewSharedIndexInformer(pagedOnly{kcacheListWatch(c)}, &v1.Pod{}, 0, kcache.Indexers{}))
 			}, wait.ForeverTestTimeout, synctest.Wait)
 		})
 		if !ref.synced || len(ref.keysAtSync) != fakePods {
