@@ -58,6 +58,11 @@
 // one file here that imports it. "dedup" is that engine's word in file,
 // type and identifier names.
 //
+// The client side of client-go v0.38's sharded ListerWatcher contract
+// (sending the selector, checking a list's ShardInfo, filtering lists and
+// watch events) is the package internal/shardfilter, which the strict mode
+// of shard_listwatch.go and the clientgo bridge share.
+//
 // # Data flow
 //
 //	  API server
@@ -279,7 +284,9 @@
 //
 // Bounded waits: a streaming list whose end bookmark does not come falls
 // back to a paginated list instead of waiting forever
-// (kubernetes/kubernetes#135895).
+// (kubernetes/kubernetes#135895); one answered by a test fake's buffered
+// watch (apimachinery's RaceFreeFakeWatcher, what client-go's fake
+// clientsets return) without the bookmark falls back at once.
 //
 // Where kcache still differs from client-go by default,
 // docs/differences.md says so and why.

@@ -64,6 +64,25 @@ func lacksWatchListSemantics(client any) bool {
 	return ok && r.IsWatchListSemanticsUnSupported()
 }
 
+// isBufferedFakeWatch reports whether w is apimachinery's
+// RaceFreeFakeWatcher, a test double no real client returns. client-go's
+// object tracker, behind every generated fake clientset (typed, dynamic,
+// metadata, and those of other projects), answers each watch with one,
+// holding in its buffer, before it returns it, the events it replays for
+// the objects already stored; it ignores SendInitialEvents and never sends
+// the initial-events-end bookmark. So a streaming list answered with such
+// a stream is complete when its buffer runs dry, or never: the Reflector
+// reads what it holds without waiting (streamReader.bufferedOnly) and,
+// without the bookmark, lists page by page at once. A fake that does
+// serve streaming lists puts the bookmark in the buffer too, and is used
+// as one; a test that fills such a watcher from another goroutine after
+// returning it does not serve streaming lists by this rule (see README's
+// table). The stream of a real server is never one: nothing changes there.
+func isBufferedFakeWatch(w watch.Interface) bool {
+	_, ok := w.(*watch.RaceFreeFakeWatcher)
+	return ok
+}
+
 // ToListerWithContext returns l itself when it already implements
 // ListerWithContext, and otherwise an adapter whose ListWithContext calls
 // l.List. The adapter cannot cancel the call: the context is not seen by l.

@@ -518,11 +518,27 @@ func (f *RealFIFO) Resync() error {
 		}
 		key, err := f.keyOf(obj)
 		if err != nil {
-			return KeyError{Obj: obj, Err: err}
+			return resyncQueueError(KeyError{Obj: obj, Err: err})
 		}
 		f.queue.push(queuedDelta{key: key, Delta: Delta{Type: Sync, Object: obj}})
 	}
 	return nil
+}
+
+// resyncQueueErrorV037 is the whole text of client-go v0.37.2's error for a
+// known object that Resync cannot key: its format wraps an error variable
+// that is always nil there, which fmt renders as below, and the error wraps
+// nothing.
+const resyncQueueErrorV037 = "couldn't queue object: %!w(<nil>)"
+
+// resyncQueueError is the error Resync returns when the queue's key
+// function refuses a known object (keyErr): the release's (see
+// releaseBehaviour.resyncQueueErrorWrapsKeyError).
+func resyncQueueError(keyErr KeyError) error {
+	if releaseBehaviour.resyncQueueErrorWrapsKeyError {
+		return fmt.Errorf("couldn't queue object: %w", keyErr)
+	}
+	return errors.New(resyncQueueErrorV037)
 }
 
 // Pop waits until a change is queued or the queue is closed, removes the

@@ -70,7 +70,9 @@ var (
 // and which ends the cycle, with the same log lines. Where client-go's
 // Reflector could hang, this one does not: waiting for a streaming list to
 // complete is bounded (see defaultInitialEventsTimeout), after which it
-// falls back to a paginated list. A request that fails because the context
+// falls back to a paginated list; and a streaming list answered by a test
+// fake that cannot serve one (client-go's fake clientsets without their
+// capability probe, see isBufferedFakeWatch) falls back at once. A request that fails because the context
 // ended is not reported to the watch error handler.
 type Reflector struct {
 	// WatchListPageSize is the page size of lists. Zero lets the Reflector
@@ -116,6 +118,11 @@ type Reflector struct {
 	// cache, so it will not serve unpaged lists from it either: later lists
 	// are paged too. Only the goroutine running the Reflector touches it.
 	paginatedResult bool
+	// streamsRefused records that the client answered a streaming list with
+	// a test fake's stream that cannot complete one (see
+	// isBufferedFakeWatch): later cycles list page by page without asking
+	// again. Only the goroutine running the Reflector touches it.
+	streamsRefused bool
 
 	// rvMu guards lastSyncResourceVersion and listOrigin, which the running
 	// Reflector writes and LastSyncResourceVersion reads from anywhere.

@@ -183,6 +183,9 @@ func (r *Reflector) watchListOptions(rv string) metav1.ListOptions {
 // initial-events-end bookmark, replace the reflector's store with it, and
 // keep the stream for the watching state.
 func (r *Reflector) stepWatchList(ctx context.Context, c *listWatchCycle) stepResult {
+	if r.streamsRefused {
+		return stepResult{outcome: outcomeFallBackToList, reason: "the client cannot serve streaming lists"}
+	}
 	from := r.rewatchResourceVersion()
 	intake := r.listIntake(true)
 	temp := newInitialEvents(intake.prepare)
@@ -197,12 +200,16 @@ func (r *Reflector) stepWatchList(ctx context.Context, c *listWatchCycle) stepRe
 			w.Stop()
 		}
 	}()
-	reader := streamReader{r: r, ctx: ctx, w: w, sink: temp, phase: phaseInitialEvents, start: start}
+	reader := streamReader{r: r, ctx: ctx, w: w, sink: temp, phase: phaseInitialEvents, start: start, bufferedOnly: isBufferedFakeWatch(w)}
 	end, err := reader.run()
 	switch end {
 	case endInitialEventsDone:
 	case endStopped:
 		return stepResult{outcome: outcomeCanceled}
+	case endFakeCannotStream:
+		klog.FromContext(ctx).V(2).Info("The watch is a test fake that cannot serve streaming lists; this reflector will use paginated lists", "reflector", r.name, "type", r.typeDescription, "events", reader.events)
+		r.streamsRefused = true
+		return stepResult{outcome: outcomeFallBackToList, reason: "fake stream without initial-events-end bookmark"}
 	case endNoEndBookmark:
 		klog.FromContext(ctx).Info("Warning: streaming list did not complete in time, falling back to a paginated list", "reflector", r.name, "type", r.typeDescription, "err", err)
 		return stepResult{outcome: outcomeFallBackToList, reason: "no initial-events-end bookmark"}

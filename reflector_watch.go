@@ -130,6 +130,10 @@ const (
 	// endNoEndBookmark: a streaming list went quiet for too long without
 	// completing.
 	endNoEndBookmark
+	// endFakeCannotStream: a streaming list was answered by a test fake's
+	// stream (see isBufferedFakeWatch) that had no initial-events-end
+	// bookmark among the events it held when it was returned.
+	endFakeCannotStream
 )
 
 // streamReader reads one watch stream into a store. It is used by one
@@ -151,6 +155,12 @@ type streamReader struct {
 	// changed in the cache, internal/dedup/guard.go), which ends a live watch.
 	relist <-chan struct{}
 	start  time.Time
+	// bufferedOnly says the stream is a test fake's that held every event
+	// of the streaming list when it was returned (isBufferedFakeWatch):
+	// events are read without waiting, and running out of them before the
+	// initial-events-end bookmark ends the read with endFakeCannotStream.
+	// Set only in phaseInitialEvents.
+	bufferedOnly bool
 
 	// pastSynthetic turns true at the first event that is not ADDED: from
 	// then on the events follow resource-version order.
@@ -202,6 +212,9 @@ func (s *streamReader) run() (end streamEnd, err error) {
 // event was handled and the stream goes on; otherwise end and err say how it
 // ended, endNoEndBookmark meaning only that the idle timer fired.
 func (s *streamReader) next(idle <-chan time.Time) (end streamEnd, activity bool, err error) {
+	if s.bufferedOnly {
+		return s.nextBuffered()
+	}
 	select {
 	case <-s.ctx.Done():
 		return endStopped, false, nil
@@ -212,18 +225,40 @@ func (s *streamReader) next(idle <-chan time.Time) (end streamEnd, activity bool
 	case <-idle:
 		return endNoEndBookmark, false, nil
 	case ev, ok := <-s.w.ResultChan():
-		if !ok {
-			return endClosed, false, s.closedError()
-		}
-		done, err := s.handle(ev)
-		switch {
-		case err != nil:
-			return endFailed, false, err
-		case done:
-			return endInitialEventsDone, false, nil
-		}
-		return 0, true, nil
+		return s.received(ev, ok)
 	}
+}
+
+// nextBuffered is next for a stream that holds all it will send of a
+// streaming list (bufferedOnly): it takes the next event if there is one,
+// and otherwise reports endFakeCannotStream, for the initial-events-end
+// bookmark can no longer come.
+func (s *streamReader) nextBuffered() (end streamEnd, activity bool, err error) {
+	if s.ctx.Err() != nil {
+		return endStopped, false, nil
+	}
+	select {
+	case ev, ok := <-s.w.ResultChan():
+		return s.received(ev, ok)
+	default:
+		return endFakeCannotStream, false, nil
+	}
+}
+
+// received handles what a receive from the stream gave: an event, or
+// (ok false) the stream's end.
+func (s *streamReader) received(ev watch.Event, ok bool) (end streamEnd, activity bool, err error) {
+	if !ok {
+		return endClosed, false, s.closedError()
+	}
+	done, err := s.handle(ev)
+	switch {
+	case err != nil:
+		return endFailed, false, err
+	case done:
+		return endInitialEventsDone, false, nil
+	}
+	return 0, true, nil
 }
 
 // errRelistRequested ends a live watch whose store asked for a relist.

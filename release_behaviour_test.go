@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -90,6 +91,45 @@ func TestStore_ResourceVersionGaugeIsMadeLazilyOnV038(t *testing.T) {
 			_ = s.Add(testPod("ns", "b", "43"))
 			if made != 1 || g.last != 43 {
 				t.Errorf("after two adds: %d gauges made, value %v; want 1 and 43", made, g.last)
+			}
+		})
+	}
+}
+
+// TestRealFIFO_ResyncOfAKnownObjectItsKeyFunctionRefuses checks the error of
+// each release: v0.37.2's text keeps the prefix and wraps nothing; v0.38's
+// wraps the KeyError.
+func TestRealFIFO_ResyncOfAKnownObjectItsKeyFunctionRefuses(t *testing.T) {
+	refused := errors.New("no key for you")
+	for name, tc := range map[string]struct {
+		wrapsKeyError bool
+		want          string
+		wantKeyError  bool
+	}{
+		"v0.37": {want: "couldn't queue object: %!w(<nil>)"},
+		"v0.38": {wrapsKeyError: true, want: "couldn't queue object: couldn't create key for object ns/a: no key for you", wantKeyError: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			withReleaseBehaviour(t, func() { releaseBehaviour.resyncQueueErrorWrapsKeyError = tc.wrapsKeyError })
+			known := newFakeKnown()
+			known.objs["ns/a"] = "ns/a"
+			f := NewRealFIFOWithOptions(RealFIFOOptions{
+				KeyFunction:  func(interface{}) (string, error) { return "", refused },
+				KnownObjects: known,
+			})
+			err := f.Resync()
+			if err == nil {
+				t.Fatal("Resync returned no error")
+			}
+			if got := err.Error(); got != tc.want {
+				t.Errorf("Resync error = %q, want %q", got, tc.want)
+			}
+			var keyErr KeyError
+			if got := errors.As(err, &keyErr); got != tc.wantKeyError {
+				t.Errorf("errors.As(KeyError) = %v, want %v", got, tc.wantKeyError)
+			}
+			if got := errors.Is(err, refused); got != tc.wantKeyError {
+				t.Errorf("errors.Is(the key function's error) = %v, want %v", got, tc.wantKeyError)
 			}
 		})
 	}

@@ -2,7 +2,6 @@ package cache
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -13,9 +12,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
+
+	"github.com/kcache/cache/internal/shardfilter"
 )
 
 // ShardedListerWatcher restricts a ListerWatcher to one shard of its
@@ -186,7 +186,7 @@ func (s *ShardedListerWatcher) WatchWithContext(ctx context.Context, options met
 		return nil, errShardMoved("the shard moved since the last list")
 	}
 	if s.strict != nil {
-		if err := s.strict.useSelector(&options, spec.text); err != nil {
+		if _, err := s.strict.filter(spec).Ask(&options); err != nil {
 			return nil, err
 		}
 	} else if !setShardSelector(&options, spec.text) {
@@ -241,17 +241,15 @@ func (s *ShardedListerWatcher) inShard(obj runtime.Object) bool {
 // admit reports whether a watch event is passed on: anything but an
 // object change, or a change of an object in the shard held now.
 func (s *ShardedListerWatcher) admit(ctx context.Context, ev watch.Event) bool {
+	if s.strict != nil {
+		return s.strict.filter(s.spec.Load()).Admit(ctx, ev)
+	}
 	switch ev.Type {
 	case watch.Bookmark, watch.Error:
 		return true
 	case watch.Added, watch.Modified, watch.Deleted:
 	default:
-		if s.strict == nil {
-			return true
-		}
-	}
-	if s.strict != nil {
-		return s.strict.admit(ctx, s.spec.Load(), ev.Object)
+		return true
 	}
 	if ev.Object == nil || s.inShard(ev.Object) {
 		return true
@@ -658,19 +656,8 @@ func shardInfoOf(list runtime.Object) (string, bool) {
 // v0.36 gives ListMeta, and returns the Selector of the ShardInfo it
 // returns. It reports false when x has no such method or it returns nil.
 func echoedShardSelector(x any) (string, bool) {
-	get := reflect.ValueOf(x).MethodByName("GetShardInfo")
-	if !get.IsValid() || get.Type().NumIn() != 0 || get.Type().NumOut() != 1 {
-		return "", false
-	}
-	info := get.Call(nil)[0]
-	if info.Kind() != reflect.Pointer || info.IsNil() || info.Elem().Kind() != reflect.Struct {
-		return "", false
-	}
-	sel := info.Elem().FieldByName("Selector")
-	if sel.Kind() != reflect.String {
-		return "", false
-	}
-	return sel.String(), true
+	applied, echoed, _ := shardfilter.ShardInfo(x)
+	return applied, echoed
 }
 
 // Client-go's contract (the overlay of v0.38).
@@ -701,8 +688,14 @@ func echoedShardSelector(x any) (string, bool) {
 
 // strictShard is the state of strict mode.
 type strictShard struct {
-	// fallbackOnce guards the one log line of the client-side fallback.
-	fallbackOnce sync.Once
+	// fallback logs the one line of the client-side fallback.
+	fallback shardfilter.Fallback
+}
+
+// filter is spec's shard under client-go's contract (internal/shardfilter,
+// shared with the clientgo bridge).
+func (st *strictShard) filter(spec *shardSpec) shardfilter.Shard {
+	return shardfilter.Shard{Text: spec.text, Matches: spec.matches, Fallback: &st.fallback}
 }
 
 // newStrictShardedListerWatcher returns lw restricted to the selector
@@ -721,40 +714,10 @@ func newStrictShardedListerWatcher(lw ListerWatcher, text string, matches func(r
 	return s
 }
 
-// useSelector sets options.ShardSelector to selector, or fails when the
-// caller set another one.
-func (st *strictShard) useSelector(options *metav1.ListOptions, selector string) error {
-	if set := shardSelectorOf(*options); set != "" && set != selector {
-		return fmt.Errorf("conflicting shard selector %q, expected %q", set, selector)
-	}
-	setShardSelector(options, selector)
-	return nil
-}
-
-// logFallback logs, once per ShardedListerWatcher, that the client
-// filters.
-func (st *strictShard) logFallback(ctx context.Context, selector string) {
-	st.fallbackOnce.Do(func() {
-		klog.FromContext(ctx).V(2).Info("Server did not apply shard selector; falling back to client-side filtering", "selector", selector)
-	})
-}
-
-// admit matches a watch event's object against spec.
-func (st *strictShard) admit(ctx context.Context, spec *shardSpec, obj runtime.Object) bool {
-	matched, err := spec.matches(obj)
-	if err != nil {
-		utilruntime.HandleErrorWithContext(ctx, err, "Unable to match watch event against shard selector")
-		return false
-	}
-	if !matched {
-		st.logFallback(ctx, spec.text)
-	}
-	return matched
-}
-
 // listStrict is ListWithContext in strict mode, for a page of spec's shard.
 func (s *ShardedListerWatcher) listStrict(ctx context.Context, options metav1.ListOptions, spec *shardSpec) (runtime.Object, error) {
-	if err := s.strict.useSelector(&options, spec.text); err != nil {
+	shard := s.strict.filter(spec)
+	if _, err := shard.Ask(&options); err != nil {
 		return nil, err
 	}
 	list, err := s.inner.ListWithContext(ctx, options)
@@ -764,53 +727,15 @@ func (s *ShardedListerWatcher) listStrict(ctx context.Context, options metav1.Li
 	if s.spec.Load() != spec {
 		return nil, errShardMoved("the shard selector changed while a list page was read")
 	}
-	lm, err := meta.ListAccessor(list)
+	serverFiltered, err := shard.FilterList(ctx, list)
 	if err != nil {
 		return nil, err
 	}
-	applied, echoed, readable := shardInfoOfListMeta(lm)
-	switch {
-	case !readable:
-		return nil, fmt.Errorf("object %T does not implement metav1.ShardedListInterface", list)
-	case echoed && applied != spec.text:
-		return nil, fmt.Errorf("server applied shard selector %q, expected %q", applied, spec.text)
-	case echoed:
+	if serverFiltered {
 		s.setMode(klog.FromContext(ctx), ShardModeServer, "the list response echoes the selector")
-		s.endListPage(list, spec)
-		return list, nil
+	} else {
+		s.setMode(klog.FromContext(ctx), ShardModeClient, "the list response has no shardInfo")
 	}
-	s.strict.logFallback(ctx, spec.text)
-	items, err := meta.ExtractList(list)
-	if err != nil {
-		return nil, err
-	}
-	kept := make([]runtime.Object, 0, len(items))
-	for _, item := range items {
-		matched, err := spec.matches(item)
-		if err != nil {
-			return nil, err
-		}
-		if matched {
-			kept = append(kept, item)
-		}
-	}
-	lm.SetRemainingItemCount(nil)
-	if err := meta.SetList(list, kept); err != nil {
-		return nil, err
-	}
-	s.setMode(klog.FromContext(ctx), ShardModeClient, "the list response has no shardInfo")
 	s.endListPage(list, spec)
 	return list, nil
-}
-
-// shardInfoOfListMeta returns what lm's GetShardInfo says: the selector
-// applied and whether there is one. readable is false when lm has no
-// GetShardInfo (apimachinery before v0.36, or a list type without it).
-func shardInfoOfListMeta(lm any) (applied string, echoed, readable bool) {
-	get := reflect.ValueOf(lm).MethodByName("GetShardInfo")
-	if !get.IsValid() || get.Type().NumIn() != 0 || get.Type().NumOut() != 1 {
-		return "", false, false
-	}
-	applied, echoed = echoedShardSelector(lm)
-	return applied, echoed, true
 }

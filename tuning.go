@@ -46,4 +46,9 @@ var releaseBehaviour struct {
 	// of the index whose object is gone from the store (deleted meanwhile)
 	// as not indexed, so a remembered write for it may be returned.
 	mutationCacheSkipsVanished bool
+	// resyncQueueErrorWrapsKeyError (v0.38): RealFIFO.Resync, meeting a
+	// known object its key function refuses, returns the KeyError wrapped
+	// in "couldn't queue object: "; v0.37.2 returns that prefix with an
+	// empty wrapped error (resyncQueueErrorV037).
+	resyncQueueErrorWrapsKeyError bool
 }

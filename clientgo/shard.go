@@ -9,15 +9,14 @@ import (
 	"sync/atomic"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	kcache "github.com/kcache/cache"
+	"github.com/kcache/cache/internal/shardfilter"
 )
 
 // This file gives the bridge's informer client-go's SetShardSelector on the
@@ -179,13 +178,13 @@ type shardSelector interface {
 // shardableLW stands between the kcache informer and the caller's
 // ListerWatcher. Until restrict, it passes every call through unchanged;
 // after, it restricts lists and watches to a shard selector as client-go's
-// NewShardedListWatch does: the selector goes out in
-// ListOptions.ShardSelector (a different one already there is an error); a
-// list whose ListMeta.ShardInfo echoes it is kept, one that echoes another
-// is an error, and one without ShardInfo is filtered here with the
-// selector's Matches; watch events are filtered here always (bookmarks and
-// errors pass). The first time the client filters, it logs so once at
-// V(2).
+// NewShardedListWatch does, with the code kcache's strict mode uses
+// (internal/shardfilter): the selector goes out in ListOptions.ShardSelector
+// (a different one already there is an error); a list whose
+// ListMeta.ShardInfo echoes it is kept, one that echoes another is an
+// error, and one without ShardInfo is filtered here with the selector's
+// Matches; watch events are filtered here always (bookmarks and errors
+// pass). The first time the client filters, it logs so once at V(2).
 type shardableLW struct {
 	base    toolscache.ListerWatcher
 	withCtx kcache.ListerWatcherWithContext
@@ -200,8 +199,8 @@ var (
 
 // shardRestriction is a selector in force, with its once-only log.
 type shardRestriction struct {
-	sel          shardSelector
-	loggedClient sync.Once
+	fallback shardfilter.Fallback
+	filter   shardfilter.Shard
 }
 
 // newShardableLW returns a pass-through stand-in for lw.
@@ -211,7 +210,9 @@ func newShardableLW(lw toolscache.ListerWatcher) *shardableLW {
 
 // restrict puts sel in force for every later list and watch.
 func (s *shardableLW) restrict(sel shardSelector) {
-	s.shard.Store(&shardRestriction{sel: sel})
+	r := &shardRestriction{}
+	r.filter = shardfilter.Shard{Text: sel.String(), Matches: sel.Matches, Fallback: &r.fallback}
+	s.shard.Store(r)
 }
 
 // List lists; see ListWithContext.
@@ -231,45 +232,14 @@ func (s *shardableLW) ListWithContext(ctx context.Context, options metav1.ListOp
 	if shard == nil {
 		return s.withCtx.ListWithContext(ctx, options)
 	}
-	want, err := shard.ask(&options)
-	if err != nil {
+	if err := shard.ask(&options); err != nil {
 		return nil, err
 	}
 	list, err := s.withCtx.ListWithContext(ctx, options)
 	if err != nil {
 		return nil, err
 	}
-	listMeta, err := meta.ListAccessor(list)
-	if err != nil {
-		return nil, err
-	}
-	applied, echoed, err := appliedShardSelector(listMeta, list)
-	if err != nil {
-		return nil, err
-	}
-	if echoed {
-		if applied != want {
-			return nil, fmt.Errorf("server applied shard selector %q, expected %q", applied, want)
-		}
-		return list, nil
-	}
-	shard.logClientFiltering(ctx)
-	items, err := meta.ExtractList(list)
-	if err != nil {
-		return nil, err
-	}
-	kept := make([]runtime.Object, 0, len(items))
-	for _, item := range items {
-		in, err := shard.sel.Matches(item)
-		if err != nil {
-			return nil, err
-		}
-		if in {
-			kept = append(kept, item)
-		}
-	}
-	listMeta.SetRemainingItemCount(nil)
-	if err := meta.SetList(list, kept); err != nil {
+	if _, err := shard.filter.FilterList(ctx, list); err != nil {
 		return nil, err
 	}
 	return list, nil
@@ -284,7 +254,7 @@ func (s *shardableLW) WatchWithContext(ctx context.Context, options metav1.ListO
 	if shard == nil {
 		return s.withCtx.WatchWithContext(ctx, options)
 	}
-	if _, err := shard.ask(&options); err != nil {
+	if err := shard.ask(&options); err != nil {
 		return nil, err
 	}
 	w, err := s.withCtx.WatchWithContext(ctx, options)
@@ -292,18 +262,7 @@ func (s *shardableLW) WatchWithContext(ctx context.Context, options metav1.ListO
 		return nil, err
 	}
 	return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
-		if e.Type == watch.Bookmark || e.Type == watch.Error {
-			return e, true
-		}
-		in, err := shard.sel.Matches(e.Object)
-		if err != nil {
-			utilruntime.HandleErrorWithContext(ctx, err, "Unable to match watch event against shard selector")
-			return e, false
-		}
-		if !in {
-			shard.logClientFiltering(ctx)
-		}
-		return e, in
+		return e, shard.filter.Admit(ctx, e)
 	}), nil
 }
 
@@ -314,49 +273,14 @@ func (s *shardableLW) IsWatchListSemanticsUnSupported() bool {
 	return ok && r.IsWatchListSemanticsUnSupported()
 }
 
-// ask puts the selector into options and returns it; a caller's different
-// selector already there is an error.
-func (r *shardRestriction) ask(options *metav1.ListOptions) (string, error) {
-	want := r.sel.String()
-	field := reflect.ValueOf(options).Elem().FieldByName("ShardSelector")
-	if !field.IsValid() || field.Kind() != reflect.String {
+// ask puts the selector into options; a caller's different selector
+// already there is an error.
+func (r *shardRestriction) ask(options *metav1.ListOptions) error {
+	sent, err := r.filter.Ask(options)
+	if err == nil && !sent {
 		// Unreachable: only a client-go with SetShardSelector (v0.38)
 		// restricts, and its apimachinery has the field.
-		return "", errors.New("this build's metav1.ListOptions has no ShardSelector")
+		return errors.New("this build's metav1.ListOptions has no ShardSelector")
 	}
-	if got := field.String(); got != "" && got != want {
-		return "", fmt.Errorf("conflicting shard selector %q, expected %q", got, want)
-	}
-	field.SetString(want)
-	return want, nil
-}
-
-// logClientFiltering logs, once, that the server did not filter.
-func (r *shardRestriction) logClientFiltering(ctx context.Context) {
-	r.loggedClient.Do(func() {
-		klog.FromContext(ctx).V(2).Info("Server did not apply shard selector; falling back to client-side filtering", "selector", r.sel.String())
-	})
-}
-
-// appliedShardSelector returns the selector listMeta's ShardInfo says the
-// server applied, and whether it has one. listMeta must have GetShardInfo
-// (apimachinery v0.38's metav1.ShardedListInterface, which ListMeta and
-// UnstructuredList implement); list names the response in the error.
-func appliedShardSelector(listMeta metav1.ListInterface, list runtime.Object) (string, bool, error) {
-	get := reflect.ValueOf(listMeta).MethodByName("GetShardInfo")
-	if !get.IsValid() || get.Type().NumIn() != 0 || get.Type().NumOut() != 1 {
-		return "", false, fmt.Errorf("object %T does not implement metav1.ShardedListInterface", list)
-	}
-	info := get.Call(nil)[0]
-	if info.Kind() != reflect.Pointer || info.Type().Elem().Kind() != reflect.Struct {
-		return "", false, fmt.Errorf("object %T does not implement metav1.ShardedListInterface", list)
-	}
-	if info.IsNil() {
-		return "", false, nil
-	}
-	sel := info.Elem().FieldByName("Selector")
-	if sel.Kind() != reflect.String {
-		return "", false, fmt.Errorf("%s has no Selector string", info.Type())
-	}
-	return sel.String(), true, nil
+	return err
 }

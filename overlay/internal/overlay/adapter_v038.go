@@ -71,10 +71,12 @@ func init() {
 	}
 	// What v0.38 does differently from v0.37, which kcache follows: the
 	// store's resource-version gauge is asked of the metrics provider at
-	// its first Set, and MutationCache.ByIndex does not count a key whose
-	// object was deleted meanwhile as indexed.
+	// its first Set, MutationCache.ByIndex does not count a key whose
+	// object was deleted meanwhile as indexed, and RealFIFO.Resync wraps the
+	// KeyError of a known object it cannot key.
 	releaseBehaviour.lazyStoreRVMetric = true
 	releaseBehaviour.mutationCacheSkipsVanished = true
+	releaseBehaviour.resyncQueueErrorWrapsKeyError = true
 }
 
 // GVRSyncResult reports how waiting for the informers of a factory keyed

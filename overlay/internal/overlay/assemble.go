@@ -19,6 +19,7 @@ const (
 	cacheDir   = "tools/cache"
 	testingDir = "tools/cache/testing"
 	dedupDir   = "tools/cache/internal/dedup"
+	shardDir   = "tools/cache/internal/shardfilter"
 )
 
 // carriedPackage is a package of kcache's module besides the root that
@@ -31,12 +32,13 @@ type carriedPackage struct {
 }
 
 // carriedPackages are the packages the overlay carries besides the root:
-// the fake ListerWatcher, in place of client-go's tools/cache/testing, and
-// the value-sharing engine, which the root imports; the root's imports of
-// them are rewritten (importRewrites).
+// the fake ListerWatcher, in place of client-go's tools/cache/testing, the
+// value-sharing engine and the client-side shard filter, which the root
+// imports; the root's imports of them are rewritten (importRewrites).
 var carriedPackages = []carriedPackage{
 	{src: "testing", dst: testingDir},
-	{src: "internal/dedup", dst: dedupDir, optional: true}, // kcache 0.37.0 and older have none
+	{src: "internal/dedup", dst: dedupDir, optional: true},       // kcache 0.37.0 and older have none
+	{src: "internal/shardfilter", dst: shardDir, optional: true}, // kcache 0.37.0 and older have none
 }
 
 // replacedFiles are the kcache root files the overlay does not copy: it
@@ -45,9 +47,10 @@ var replacedFiles = []string{"features.go", "getter.go"}
 
 // importRewrites maps kcache's import paths to their place in the overlay.
 var importRewrites = map[string]string{
-	KcacheModule:                     ClientGoModule + "/" + cacheDir,
-	KcacheModule + "/testing":        ClientGoModule + "/" + testingDir,
-	KcacheModule + "/internal/dedup": ClientGoModule + "/" + dedupDir,
+	KcacheModule:                           ClientGoModule + "/" + cacheDir,
+	KcacheModule + "/testing":              ClientGoModule + "/" + testingDir,
+	KcacheModule + "/internal/dedup":       ClientGoModule + "/" + dedupDir,
+	KcacheModule + "/internal/shardfilter": ClientGoModule + "/" + shardDir,
 }
 
 // header is the first line of every file the tool writes or rewrites.

@@ -275,12 +275,13 @@ func e2eDir(t *testing.T, version string) string {
 
 // checkOverlayTree checks the layout the issue asks for: kcache's files
 // with headers in tools/cache and the packages it carries
-// (tools/cache/testing, tools/cache/internal/dedup), no test files there,
+// (tools/cache/testing, tools/cache/internal/dedup and shardfilter), no
+// test files there,
 // synctrack and the rest of client-go byte for byte as published.
 func checkOverlayTree(t *testing.T, dir string, m Marker) {
 	t.Helper()
 	head := header(m.Kcache, m.ClientGo)
-	for _, pkg := range []string{cacheDir, testingDir, dedupDir} {
+	for _, pkg := range []string{cacheDir, testingDir, dedupDir, shardDir} {
 		entries, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(pkg)))
 		if err != nil {
 			t.Fatal(err)
