@@ -49,7 +49,10 @@ type fakeClient struct {
 }
 
 var fakeClients = []fakeClient{
-	{"NewSimpleClientset", func(o ...runtime.Object) kubernetes.Interface { return fake.NewSimpleClientset(o...) }},
+	{"NewSimpleClientset", func(o ...runtime.Object) kubernetes.Interface {
+		//lint:ignore SA1019 the deprecated constructor is one of the two fakes users sync informers on
+		return fake.NewSimpleClientset(o...)
+	}},
 	{"NewClientset", func(o ...runtime.Object) kubernetes.Interface { return fake.NewClientset(o...) }},
 }
 
@@ -164,9 +167,8 @@ func (pagedOnly) IsWatchListSemanticsUnSupported() bool { return true }
 
 // eventLog records an informer's events as lines.
 type eventLog struct {
-	mu     sync.Mutex // guards lines
-	lines  []string
-	synced func() bool
+	mu    sync.Mutex // guards lines
+	lines []string
 }
 
 func (l *eventLog) add(line string) {
