@@ -13,7 +13,7 @@ import (
 
 // churnPod builds pod i of a ReplicaSet of 200 as a kubelet and a
 // controller leave it, at step step of the churn make bench-e2e drives
-// (bench/internal/e2e/churn.go): each step flips a label, stamps an
+// (the bench module's e2e churn): each step flips a label, stamps an
 // annotation and its manager's time, and flips the Ready condition. Three
 // managers own fields; the pod's own parts are its name, UID, IPs and
 // container IDs. Everything is allocated afresh, as a decoder does.
