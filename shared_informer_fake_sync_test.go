@@ -21,7 +21,7 @@ import (
 )
 
 // TestSharedInformer_OverTheTestingFakeSyncsAtOnce is the testing/ row of
-// the fake-clientset matrix (the clientgo module's fake_sync_test.go has client-go's
+// the fake-clientset matrix (the clientgo module's matrix test has client-go's
 // fakes): an informer over this module's fake ListerWatcher, with the
 // WatchListClient gate on, syncs within a second, streaming when the
 // source serves streaming lists and listing page by page when it refuses
