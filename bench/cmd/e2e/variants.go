@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/kcache/cache/bench/internal/e2e"
 	"github.com/kcache/cache/bench/internal/harness"
 	"github.com/kcache/cache/bench/internal/libclientgo"
@@ -28,32 +25,11 @@ var allVariants = []variant{
 	{Lib: libkcache.LibName, Tag: fieldsV1String},
 }
 
-func variantNames() string {
-	names := make([]string, len(allVariants))
-	for k, v := range allVariants {
-		names[k] = v.Name()
-	}
-	return strings.Join(names, ",")
-}
+func variantNames() string { return e2e.VariantNames(allVariants) }
 
 // selectVariants parses -only.
 func selectVariants(only string) ([]variant, error) {
-	if only == "" {
-		return allVariants, nil
-	}
-	var out []variant
-	for name := range strings.SplitSeq(only, ",") {
-		found := false
-		for _, v := range allVariants {
-			if v.Name() == strings.TrimSpace(name) {
-				out, found = append(out, v), true
-			}
-		}
-		if !found {
-			return nil, fmt.Errorf("e2e: unknown variant %q (have %s)", name, variantNames())
-		}
-	}
-	return out, nil
+	return e2e.SelectVariants("e2e", allVariants, only)
 }
 
 // libraries are the bound workload sets a child can run (a test adds a

@@ -1,30 +1,17 @@
 package main
 
 import (
-	"fmt"
 	"strings"
 
+	"github.com/kcache/cache/bench/internal/e2e"
 	"github.com/kcache/cache/bench/internal/harness"
 	"github.com/kcache/cache/bench/internal/libclientgo"
 	"github.com/kcache/cache/bench/internal/libkcache"
 )
 
 // variant is one measured column: a library, and for kcache whether it
-// shares equal parts of cached objects.
-type variant struct {
-	Lib string // libclientgo.LibName or libkcache.LibName
-	// NoShare runs kcache with KCACHE_SHARE_VALUES=false: without sharing
-	// equal parts of cached objects, in client-go's memory layout.
-	NoShare bool
-}
-
-// Name is how the variant is named in flags and reports.
-func (v variant) Name() string {
-	if v.NoShare {
-		return v.Lib + "-noshare"
-	}
-	return v.Lib
-}
+// shares equal parts of cached objects (NoShare; Tag and Quiet stay unset).
+type variant = e2e.Variant
 
 // allVariants, in the order they run and are reported.
 var allVariants = []variant{
@@ -33,32 +20,11 @@ var allVariants = []variant{
 	{Lib: libkcache.LibName, NoShare: true},
 }
 
-func variantNames() string {
-	names := make([]string, len(allVariants))
-	for k, v := range allVariants {
-		names[k] = v.Name()
-	}
-	return strings.Join(names, ",")
-}
+func variantNames() string { return e2e.VariantNames(allVariants) }
 
 // selectVariants parses -only.
 func selectVariants(only string) ([]variant, error) {
-	if only == "" {
-		return allVariants, nil
-	}
-	var out []variant
-	for name := range strings.SplitSeq(only, ",") {
-		found := false
-		for _, v := range allVariants {
-			if v.Name() == strings.TrimSpace(name) {
-				out, found = append(out, v), true
-			}
-		}
-		if !found {
-			return nil, fmt.Errorf("scale-sim: unknown variant %q (have %s)", name, variantNames())
-		}
-	}
-	return out, nil
+	return e2e.SelectVariants("scale-sim", allVariants, only)
 }
 
 // library returns the bound workload set named name.
