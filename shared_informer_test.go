@@ -270,6 +270,10 @@ func TestSharedInformer_Lifecycle(t *testing.T) {
 			}
 			infRun(t, inf)
 			<-inf.HasSyncedChecker().Done()
+			// Synced means the listed objects were processed; the Reflector
+			// records the list's resource version only after handing them
+			// over (as client-go's does), so let it get there.
+			synctest.Wait()
 			if len(told) != 1 || !strings.Contains(told[0], "list refused") {
 				t.Errorf("watch error handler told %q, want the one list error", told)
 			}
