@@ -2,9 +2,14 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: plots release-check minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-scale bench-scale-sim bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
+.PHONY: test-matrix plots release-check minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-scale bench-scale-sim bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
 
-test: fmt-check vet lint release-check unit minors-test bench-smoke compat clientgo-test clientgo-minors-test membership-test examples-test bench-smoke-compare overlay-test integration k8s-suites-smoke ecosystem-smoke bench-e2e-quick
+# test runs TEST_TARGETS in order through tools/timed-targets.sh, which
+# prints each target's time as it ends (and a table at the end), so that a
+# run CI stops at its time limit still shows where the time went.
+TEST_TARGETS = fmt-check vet lint release-check unit minors-test bench-smoke compat clientgo-test clientgo-minors-test membership-test examples-test bench-smoke-compare overlay-test integration k8s-suites-smoke ecosystem-smoke bench-e2e-quick
+test:
+	@MAKE="$(MAKE)" tools/timed-targets.sh $(TEST_TARGETS)
 
 # demo runs the kcache demo against its built-in simulated cluster
 # (no cluster needed). DEMO_DURATION=0 runs it until Ctrl-C.
@@ -79,17 +84,20 @@ overlay:
 overlay-releases:
 	cd overlay && $(GO) run ./cmd/kcache-overlay -releases
 
-# overlay-test tests the overlay tool (its own module), then, for the
-# release of each supported minor the overlay is checked against
-# (supportedMinors: v0.35.10, v0.36.6, v0.37.2, v0.38.0-beta.0), generates a
-# real overlay, builds all of it, vets every client-go package that imports
-# tools/cache and runs that release's tests of informers/..., listers/... and
-# the packages using tools/cache with kcache inside (TestOverlayE2E; set
-# KCACHE_OVERLAY_E2E_VERSIONS=v0.36.6,... to pick releases). v0.38 runs in
-# a test binary of its own built by Go 1.27.3 (TestOverlayE2E starts it).
+# overlay-test tests the overlay tool (its own module), then, for each
+# client-go release in OVERLAY_E2E_VERSIONS, generates a real overlay,
+# builds all of it, vets every client-go package that imports tools/cache
+# and runs that release's tests of informers/..., listers/... and the
+# packages using tools/cache with kcache inside (TestOverlayE2E). make test
+# checks v0.37.2 (the release the API spec is) and v0.38.0-beta.0 (the next
+# minor); make test-matrix, or OVERLAY_E2E_VERSIONS= (empty), checks the
+# release of every supported minor (supportedMinors: v0.35.10, v0.36.6,
+# v0.37.2, v0.38.0-beta.0). v0.38 runs in a test binary of its own built by
+# Go 1.27.3 (TestOverlayE2E starts it).
+OVERLAY_E2E_VERSIONS ?= v0.37.2,v0.38.0-beta.0
 overlay-test:
 	cd overlay && $(GO) vet ./... && $(GO) test -race -count=1 ./...
-	cd overlay && KCACHE_OVERLAY_E2E=1 $(GO) test -count=1 -run '^TestOverlayE2E$$' -v -timeout 60m ./internal/overlay
+	cd overlay && KCACHE_OVERLAY_E2E=1 KCACHE_OVERLAY_E2E_VERSIONS=$(OVERLAY_E2E_VERSIONS) $(GO) test -count=1 -run '^TestOverlayE2E$$' -v -timeout 60m ./internal/overlay
 
 # compat proves the API against real client-go types (a nested module).
 compat:
@@ -207,11 +215,23 @@ ecosystem:
 	cd ecosystem && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 	for v in $(or $(CR_VERSION),$(ECOSYSTEM_CR_VERSIONS)); do GO=$(GO) ecosystem/run.sh whole $$v || exit 1; done
 
-# ecosystem-smoke is the same on a named subset of the suite (make test),
-# for every supported minor.
+# ecosystem-smoke is the same on a named subset of the suite, for the
+# releases in ECOSYSTEM_SMOKE_CR_VERSIONS: make test runs v0.25.2 (client-go
+# v0.37.2, the release the API spec is); make test-matrix runs it for every
+# supported minor (ECOSYSTEM_CR_VERSIONS).
+ECOSYSTEM_SMOKE_CR_VERSIONS ?= v0.25.2
 ecosystem-smoke:
 	cd ecosystem && $(GO) vet ./... && $(GO) test -race -count=1 ./...
-	for v in $(or $(CR_VERSION),$(ECOSYSTEM_CR_VERSIONS)); do GO=$(GO) ecosystem/run.sh smoke $$v || exit 1; done
+	for v in $(or $(CR_VERSION),$(ECOSYSTEM_SMOKE_CR_VERSIONS)); do GO=$(GO) ecosystem/run.sh smoke $$v || exit 1; done
+
+# test-matrix (opt-in, not in make test, which runs the newest of each) runs
+# the checks against other projects' suites for every supported minor: the
+# overlay with client-go's own tests for the release of each minor, and
+# controller-runtime's cache suite (smoke subset) for the release of each
+# minor, three ways each. minors-test and clientgo-minors-test already cover
+# every minor in make test.
+test-matrix:
+	@MAKE="$(MAKE)" TIMED_LABEL="make test-matrix" tools/timed-targets.sh overlay-test ecosystem-smoke OVERLAY_E2E_VERSIONS= ECOSYSTEM_SMOKE_CR_VERSIONS="$(ECOSYSTEM_CR_VERSIONS)"
 
 # bench-compare runs the same workloads against client-go v0.37.2 and
 # kcache, alternating rounds in one process, and prints a markdown table of
