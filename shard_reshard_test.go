@@ -307,8 +307,15 @@ func TestShardedListerWatcher_SetShardRefusesWhatWouldCrossTheMove(t *testing.T)
 	}
 	ctx := t.Context()
 
-	// A watch needs no list before the first move.
-	w, err := lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: "1"})
+	// A watch needs no list before the first move. It starts at the
+	// source's newest version, so that nothing is replayed before the move
+	// and its first event can only be the one the move causes.
+	all, err := src.List(metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest := all.(*v1.List).ResourceVersion
+	w, err := lw.WatchWithContext(ctx, metav1.ListOptions{ResourceVersion: newest})
 	if err != nil {
 		t.Fatal(err)
 	}
