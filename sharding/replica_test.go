@@ -127,6 +127,9 @@ func (r *replica) keys(ctx context.Context) ([]string, error) {
 	return keys, nil
 }
 
+// reconcileTime is how long the test's reconciler works on one request.
+const reconcileTime = 10 * time.Millisecond
+
 // podRecorder is the reconciler the replicas wrap: it records the newest
 // resourceVersion it reconciled per Pod, and every request it was given
 // for a Pod its cache lacks although the server has it (a move taken for
@@ -142,6 +145,8 @@ type podRecorder struct {
 }
 
 func (p *podRecorder) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	// A slow reconciler keeps requests queued while the shards move.
+	time.Sleep(reconcileTime)
 	var pod corev1.Pod
 	err := p.cache.Get(ctx, req.NamespacedName, &pod)
 	p.mu.Lock()
