@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	framework "github.com/kcache/cache/testing"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -58,16 +60,45 @@ func touchAll(t *testing.T, pods *framework.FakeControllerSource, round int) {
 
 var errCrashed = errors.New("the replica crashed before it could release its Lease")
 
-// crashOnLeave makes the release of identity's Lease fail, as if the
-// replica died: the others see its Lease until it expires.
-func crashOnLeave(leases *fake.Clientset, identity string) {
-	leases.PrependReactor("delete", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		if action.(k8stesting.DeleteAction).GetName() == testGroup+"-"+identity {
-			return true, nil, errCrashed
+// leaseFaults breaks the Lease calls of chosen replicas. Its reactors are
+// installed before any replica starts (client-go's fake clientset does not
+// take new reactors safely while it is used).
+type leaseFaults struct {
+	// crashed holds the identities whose Lease deletes fail, as if the
+	// replica died; cut those whose Lease updates fail, as if it could
+	// not reach the API server.
+	crashed, cut sync.Map
+}
+
+// newLeases returns a fake clientset for the Leases and its faults.
+func newLeases() (*fake.Clientset, *leaseFaults) {
+	leases, faults := fake.NewClientset(), &leaseFaults{}
+	leases.PrependReactor("*", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		var name string
+		switch a := action.(type) {
+		case k8stesting.DeleteAction:
+			name = a.GetName()
+			if _, ok := faults.crashed.Load(name); ok {
+				return true, nil, errCrashed
+			}
+		case k8stesting.UpdateAction:
+			if m, err := meta.Accessor(a.GetObject()); err == nil {
+				name = m.GetName()
+			}
+			if _, ok := faults.cut.Load(name); ok {
+				return true, nil, errors.New("the API server cannot be reached")
+			}
 		}
 		return false, nil, nil
 	})
+	return leases, faults
 }
+
+// crash makes identity's Lease stay behind when it stops.
+func (f *leaseFaults) crash(identity string) { f.crashed.Store(testGroup+"-"+identity, true) }
+
+// cutOff makes identity's renewals fail.
+func (f *leaseFaults) cutOff(identity string) { f.cut.Store(testGroup+"-"+identity, true) }
 
 // Three managers over one simulated API server: replicas join, one leaves
 // cleanly, one crashes. After each change the group settles with the
@@ -78,7 +109,7 @@ func TestGroup_ShardsFollowTheLiveReplicas(t *testing.T) {
 	ctx := context.Background()
 	pods := newPods(t, 60)
 	srv := newPodServer(t, pods)
-	leases := fake.NewClientset()
+	leases, faults := newLeases()
 
 	steps := []struct {
 		name string
@@ -98,7 +129,7 @@ func TestGroup_ShardsFollowTheLiveReplicas(t *testing.T) {
 			return []*replica{group[0], group[2]}
 		}},
 		{"one crashes", func(group []*replica) []*replica {
-			crashOnLeave(leases, group[1].identity)
+			faults.crash(group[1].identity)
 			_ = group[1].stop() // the manager logs its runnable's error and returns nil
 			lease := testGroup + "-" + group[1].identity
 			if _, err := leases.CoordinationV1().Leases(testNamespace).Get(ctx, lease, metav1.GetOptions{}); err != nil {
