@@ -100,7 +100,8 @@ func (f *leaseFaults) crash(identity string) { f.crashed.Store(testGroup+"-"+ide
 // cutOff makes identity's renewals fail.
 func (f *leaseFaults) cutOff(identity string) { f.cut.Store(testGroup+"-"+identity, true) }
 
-// Three managers over one simulated API server: replicas join, one leaves
+// Managers over one simulated API server: replicas join, one is cut off
+// from the API server (and reconciles nothing from then on), one leaves
 // cleanly, one crashes. After each change the group settles with the
 // caches disjoint and their union the server's list, every change of
 // every Pod (made while the shards move) is reconciled, and no replica is
@@ -110,6 +111,10 @@ func TestGroup_ShardsFollowTheLiveReplicas(t *testing.T) {
 	pods := newPods(t, 60)
 	srv := newPodServer(t, pods)
 	leases, faults := newLeases()
+	// paused is the replica cut off from the API server, and calls the
+	// requests its reconciler had been given when it let go.
+	var paused *replica
+	calls := 0
 
 	steps := []struct {
 		name string
@@ -121,6 +126,18 @@ func TestGroup_ShardsFollowTheLiveReplicas(t *testing.T) {
 		}},
 		{"a third joins", func(group []*replica) []*replica {
 			return append(group, startReplica(t, srv, leases, "replica-c"))
+		}},
+		{"one is cut off from the API server", func(group []*replica) []*replica {
+			cut := group[0]
+			faults.cutOff(cut.identity)
+			eventually(t, settleTimeout, "the cut-off replica lets go", func() error { return claims(cut.sharder, false) })
+			// A reconcile that passed the gate just before may still end.
+			time.Sleep(5 * reconcileTime)
+			paused, calls = cut, cut.rec.count()
+			return group[1:]
+		}},
+		{"a fourth joins", func(group []*replica) []*replica {
+			return append(group, startReplica(t, srv, leases, "replica-d"))
 		}},
 		{"one leaves cleanly", func(group []*replica) []*replica {
 			if err := group[1].stop(); err != nil {
@@ -148,5 +165,8 @@ func TestGroup_ShardsFollowTheLiveReplicas(t *testing.T) {
 		took := eventually(t, settleTimeout, step.name+": shards settle", func() error { return settled(ctx, group, pods) })
 		eventually(t, settleTimeout, step.name+": every change reconciled", func() error { return allReconciled(group, pods) })
 		t.Logf("%s: settled after %v", step.name, took.Round(time.Millisecond))
+		if paused != nil && paused.rec.count() != calls {
+			t.Errorf("%s: %s, claiming no range, reconciled %d requests", step.name, paused.identity, paused.rec.count()-calls)
+		}
 	}
 }

@@ -60,10 +60,12 @@ func (g *gate) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.
 		return reconcile.Result{RequeueAfter: g.s.retryPeriod}, nil
 	}
 	if cached, ok := g.s.cached(g.kind, req); ok {
-		if !g.s.owns(cached) {
+		end, owned := g.s.admit(cached)
+		if !owned {
 			log.FromContext(ctx).V(4).Info("Dropping the request: the object moved to another replica")
 			return reconcile.Result{}, nil
 		}
+		defer end()
 		return g.next.Reconcile(ctx, req)
 	}
 	live, ok := g.example.DeepCopyObject().(client.Object)

@@ -138,10 +138,11 @@ type podRecorder struct {
 	cache client.Reader
 	truth *framework.FakeControllerSource
 
-	// mu guards latest and mistaken.
+	// mu guards latest, mistaken and calls.
 	mu       sync.Mutex
 	latest   map[string]string
 	mistaken []string
+	calls    int
 }
 
 func (p *podRecorder) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -151,6 +152,7 @@ func (p *podRecorder) Reconcile(ctx context.Context, req reconcile.Request) (rec
 	err := p.cache.Get(ctx, req.NamespacedName, &pod)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.calls++
 	switch {
 	case apierrors.IsNotFound(err):
 		if _, exists := p.truth.Get(req.Namespace, req.Name); exists {
@@ -169,6 +171,13 @@ func (p *podRecorder) reconciled() (map[string]string, []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return maps.Clone(p.latest), slices.Clone(p.mistaken)
+}
+
+// count returns how many requests the reconciler was given.
+func (p *podRecorder) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.calls
 }
 
 // settled checks the promise once the group is settled: every replica

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -68,6 +69,7 @@ type Sharder struct {
 	// Reconciler holds a request back while the replica claims nothing.
 	retryPeriod time.Duration
 	onChange    func(selector string, index, count int)
+	clock       clock.Clock
 	// claimed is closed when the replica claims its first range; until
 	// then the sharded informers' lists and watches wait.
 	claimed     chan struct{}
@@ -86,6 +88,10 @@ type Sharder struct {
 	lws []*kcache.ShardedListerWatcher
 	// stores are the caches of the sharded informers, by kind.
 	stores map[reflect.Type][]toolscache.Indexer
+	// running are the reconciles of cached objects under way, numbered
+	// by nextCall (see inflight.go).
+	running  map[uint64]*runningCall
+	nextCall uint64
 }
 
 // ErrInvalidOptions is wrapped by the errors New returns for Options it
@@ -115,6 +121,11 @@ func New(opts Options) (*Sharder, error) {
 		onChange:    opts.OnChange,
 		claimed:     make(chan struct{}),
 		stores:      map[reflect.Type][]toolscache.Indexer{},
+		running:     map[uint64]*runningCall{},
+		clock:       opts.Clock,
+	}
+	if s.clock == nil {
+		s.clock = clock.RealClock{}
 	}
 	member, err := membership.New(membership.Config{
 		Client:        opts.Client,
@@ -181,7 +192,10 @@ var (
 )
 
 // setShard moves every sharded informer to selector; the membership calls
-// it on its goroutine for each new range, before changed.
+// it on its goroutine for each new range, before changed. It switches the
+// range Reconciler admits at once, then waits for the reconciles of
+// objects leaving the range (at most RetryPeriod; see inflight.go) before
+// the informers relist.
 func (s *Sharder) setShard(selector string) error {
 	sel, err := kcache.ParseShardSelector(selector)
 	if err != nil {
@@ -189,8 +203,12 @@ func (s *Sharder) setShard(selector string) error {
 	}
 	s.mu.Lock()
 	s.selector = sel
+	leaving := s.leavingLocked(sel)
 	lws := append([]*kcache.ShardedListerWatcher(nil), s.lws...)
 	s.mu.Unlock()
+	if !s.awaitLeaving(leaving) {
+		klog.Background().Info("Moving the informers while reconciles of objects leaving this replica still run", "waited", s.retryPeriod, "selector", selector)
+	}
 	var errs []error
 	for _, lw := range lws {
 		if err := lw.SetShard(selector); err != nil {

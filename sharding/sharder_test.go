@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	toolscache "k8s.io/client-go/tools/cache"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -253,8 +254,8 @@ func TestNewInformer_OnlyNamedKindsAreSharded(t *testing.T) {
 		obj     runtime.Object
 		sharded bool
 	}{
-		"a sharded kind":   {obj: &corev1.Pod{}, sharded: true},
-		"any other kind":   {obj: &corev1.ConfigMap{}, sharded: false},
+		"a sharded kind":        {obj: &corev1.Pod{}, sharded: true},
+		"any other kind":        {obj: &corev1.ConfigMap{}, sharded: false},
 		"a cluster-scoped kind": {obj: &corev1.Node{}, sharded: false},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -352,6 +353,82 @@ func TestReconciler_ActsOnlyOnItsRange(t *testing.T) {
 			}
 			if runs := next.count() == 1; runs != tc.runs {
 				t.Errorf("the wrapped reconciler ran: %v, want %v", runs, tc.runs)
+			}
+		})
+	}
+}
+
+// A move waits for the reconciles of objects leaving the range before the
+// informers relist, and for no longer than RetryPeriod; reconciles of
+// objects that stay do not hold it up.
+func TestSetShard_WaitsForReconcilesOfLeavingObjects(t *testing.T) {
+	whole, _ := kcache.EvenShardSelector(0, 1)
+	firstHalf, _ := kcache.EvenShardSelector(0, 2)
+	sel, err := kcache.ParseShardSelector(firstHalf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var staying, leaving *corev1.Pod
+	for i := 0; staying == nil || leaving == nil; i++ {
+		if in, _ := sel.Matches(testPod(i)); in {
+			staying = testPod(i)
+		} else {
+			leaving = testPod(i)
+		}
+	}
+	for name, tc := range map[string]struct {
+		running *corev1.Pod
+		// end ends the running reconcile, or lets RetryPeriod pass.
+		end   func(end func(), clk *clocktesting.FakeClock)
+		waits bool
+	}{
+		"a reconcile of an object that stays": {running: staying, waits: false},
+		"a reconcile of an object that leaves, ending": {running: leaving, waits: true,
+			end: func(end func(), _ *clocktesting.FakeClock) { end() }},
+		"a reconcile of an object that leaves, running past RetryPeriod": {running: leaving, waits: true,
+			end: func(_ func(), clk *clocktesting.FakeClock) { clk.Step(testRetryPeriod) }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			clk := clocktesting.NewFakeClock(time.Now())
+			opts := testOptions(fake.NewClientset(), "replica-a")
+			opts.Clock = clk
+			s, err := New(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.setShard(whole); err != nil {
+				t.Fatal(err)
+			}
+			end, ok := s.admit(tc.running)
+			if !ok {
+				t.Fatal("a reconcile in the whole range was not admitted")
+			}
+			moved := make(chan error, 1)
+			go func() { moved <- s.setShard(firstHalf) }()
+			if !tc.waits {
+				if err := <-moved; err != nil {
+					t.Fatal(err)
+				}
+				end()
+				return
+			}
+			eventually(t, settleTimeout, "the move waits", func() error {
+				if !clk.HasWaiters() {
+					return errors.New("no timer yet")
+				}
+				return nil
+			})
+			select {
+			case err := <-moved:
+				t.Fatalf("the move returned (%v) while a reconcile of a leaving object ran", err)
+			default:
+			}
+			if _, ok := s.admit(leaving); ok {
+				t.Error("a new reconcile of a leaving object was admitted during the move")
+			}
+			tc.end(end, clk)
+			if err := <-moved; err != nil {
+				t.Fatal(err)
 			}
 		})
 	}
