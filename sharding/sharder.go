@@ -78,10 +78,15 @@ type Sharder struct {
 	// mu guards the fields below. It is never held while an informer,
 	// a handler or a reconciler runs.
 	mu sync.Mutex
-	// selector is the range the informers were last moved to; nil before
-	// the first one.
+	// selector is the range Reconciler admits: the newest one the
+	// membership handed out, nil before the first.
 	selector *kcache.ShardSelector
-	// claiming says whether the replica holds a range now.
+	// moved is the selector the informers were last moved to; it trails
+	// selector while a move waits for reconciles, and stays behind if a
+	// move fails.
+	moved string
+	// claiming says whether the replica holds a range now: the
+	// membership says so and the informers were moved to it.
 	claiming bool
 	// lws are the ListerWatchers of every sharded informer built so far;
 	// each is moved to each new range.
@@ -215,11 +220,13 @@ func (s *Sharder) setShard(selector string) error {
 			errs = append(errs, err)
 		}
 	}
+	s.mu.Lock()
 	if len(errs) > 0 {
+		s.claiming = false
+		s.mu.Unlock()
 		return fmt.Errorf("sharding: moving the informers: %w", errors.Join(errs...))
 	}
-	s.mu.Lock()
-	s.claiming = true
+	s.moved, s.claiming = selector, true
 	s.mu.Unlock()
 	s.claimedOnce.Do(func() { close(s.claimed) })
 	return nil
@@ -230,7 +237,7 @@ func (s *Sharder) setShard(selector string) error {
 // informers refused is not claimed until a later round moves them.
 func (s *Sharder) changed(selector string, index, count int) {
 	s.mu.Lock()
-	s.claiming = index >= 0 && s.selector != nil && s.selector.String() == selector
+	s.claiming = index >= 0 && s.moved == selector
 	s.mu.Unlock()
 	if s.onChange != nil {
 		s.onChange(selector, index, count)
