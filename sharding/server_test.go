@@ -5,16 +5,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	framework "github.com/kcache/cache/testing"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 )
@@ -48,57 +45,7 @@ func (p *podServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.get(w, parts[3], parts[5])
 		return
 	}
-	framework.HTTPHandler{Source: copyingSource{p.pods}, Encoder: podCodec}.ServeHTTP(w, r)
-}
-
-// copyingSource hands every watch its own copy of each event's object: the
-// simulated server gives all watches the same one, and encoding an object
-// writes its TypeMeta, so that concurrent watches of several replicas
-// would race on it.
-type copyingSource struct {
-	*framework.FakeControllerSource
-}
-
-func (c copyingSource) Watch(options metav1.ListOptions) (watch.Interface, error) {
-	w, err := c.FakeControllerSource.Watch(options)
-	if err != nil {
-		return nil, err
-	}
-	cw := &copyingWatch{inner: w, out: make(chan watch.Event), stopped: make(chan struct{})}
-	go cw.run()
-	return cw, nil
-}
-
-// copyingWatch passes on inner's events with copies of their objects. Its
-// goroutine ends when inner ends or Stop is called.
-type copyingWatch struct {
-	inner    watch.Interface
-	out      chan watch.Event
-	stopped  chan struct{}
-	stopOnce sync.Once
-}
-
-func (w *copyingWatch) ResultChan() <-chan watch.Event { return w.out }
-
-func (w *copyingWatch) Stop() {
-	w.stopOnce.Do(func() {
-		close(w.stopped)
-		w.inner.Stop()
-	})
-}
-
-func (w *copyingWatch) run() {
-	defer close(w.out)
-	for ev := range w.inner.ResultChan() {
-		if ev.Object != nil {
-			ev.Object = ev.Object.DeepCopyObject()
-		}
-		select {
-		case w.out <- ev:
-		case <-w.stopped:
-			return
-		}
-	}
+	framework.HTTPHandler{Source: p.pods, Encoder: podCodec}.ServeHTTP(w, r)
 }
 
 // get answers a read of one Pod.

@@ -4,15 +4,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	framework "github.com/kcache/cache/testing"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
@@ -21,7 +18,7 @@ import (
 // reads of one Pod by its path.
 func servePods(t *testing.T, pods *framework.FakeControllerSource) *httptest.Server {
 	codec := scheme.Codecs.LegacyCodec(corev1.SchemeGroupVersion)
-	collection := framework.HTTPHandler{Source: copyingSource{pods}, Encoder: codec}
+	collection := framework.HTTPHandler{Source: pods, Encoder: codec}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// api/v1/namespaces/<ns>/pods/<name>
 		parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
@@ -48,53 +45,4 @@ func servePods(t *testing.T, pods *framework.FakeControllerSource) *httptest.Ser
 	}))
 	t.Cleanup(srv.Close)
 	return srv
-}
-
-// copyingSource gives each watch its own copy of every event's object:
-// encoding writes an object's TypeMeta, and the simulated server hands all
-// watches the same object.
-type copyingSource struct {
-	*framework.FakeControllerSource
-}
-
-func (c copyingSource) Watch(options metav1.ListOptions) (watch.Interface, error) {
-	w, err := c.FakeControllerSource.Watch(options)
-	if err != nil {
-		return nil, err
-	}
-	cw := &copyingWatch{inner: w, out: make(chan watch.Event), stopped: make(chan struct{})}
-	go cw.run()
-	return cw, nil
-}
-
-// copyingWatch passes on inner's events with copies of their objects until
-// inner ends or Stop is called.
-type copyingWatch struct {
-	inner    watch.Interface
-	out      chan watch.Event
-	stopped  chan struct{}
-	stopOnce sync.Once
-}
-
-func (w *copyingWatch) ResultChan() <-chan watch.Event { return w.out }
-
-func (w *copyingWatch) Stop() {
-	w.stopOnce.Do(func() {
-		close(w.stopped)
-		w.inner.Stop()
-	})
-}
-
-func (w *copyingWatch) run() {
-	defer close(w.out)
-	for ev := range w.inner.ResultChan() {
-		if ev.Object != nil {
-			ev.Object = ev.Object.DeepCopyObject()
-		}
-		select {
-		case w.out <- ev:
-		case <-w.stopped:
-			return
-		}
-	}
 }
