@@ -2,12 +2,12 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: test-matrix plots release-check minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-scale bench-scale-sim bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
+.PHONY: test-matrix plots release-check minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test sharding-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-scale bench-scale-sim bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
 
 # test runs TEST_TARGETS in order through tools/timed-targets.sh, which
 # prints each target's time as it ends (and a table at the end), so that a
 # run CI stops at its time limit still shows where the time went.
-TEST_TARGETS = fmt-check vet lint release-check unit minors-test bench-smoke compat clientgo-test clientgo-minors-test membership-test examples-test bench-smoke-compare overlay-test integration k8s-suites-smoke ecosystem-smoke bench-e2e-quick
+TEST_TARGETS = fmt-check vet lint release-check unit minors-test bench-smoke compat clientgo-test clientgo-minors-test membership-test sharding-test examples-test bench-smoke-compare overlay-test integration k8s-suites-smoke ecosystem-smoke bench-e2e-quick
 test:
 	@MAKE="$(MAKE)" tools/timed-targets.sh $(TEST_TARGETS)
 
@@ -125,6 +125,12 @@ clientgo-minors-test:
 # tested on client-go's fake clientset and a fake clock.
 membership-test:
 	cd membership && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+# sharding-test vets and tests sharding/ (its own module, needs
+# controller-runtime): managers reconciling active-active over membership's
+# ranges, on testing's simulated API server and a fake clientset's Leases.
+sharding-test:
+	cd sharding && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # integration runs integration/ (its own module) with -race against a real
 # kube-apiserver + etcd started by kas/: once with the watch cache, once

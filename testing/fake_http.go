@@ -94,9 +94,16 @@ func (h HTTPHandler) serveWatch(w http.ResponseWriter, r *http.Request, opts met
 	}
 }
 
-// writeEvent writes ev as one frame.
+// writeEvent writes ev as one frame. It encodes a copy of the event's
+// object: every watch of a source gets the same object, and a scheme's
+// codec writes the TypeMeta of what it encodes, so that concurrent watches
+// would race on it.
 func (h HTTPHandler) writeEvent(enc *json.Encoder, ev watch.Event) error {
-	raw, err := runtime.Encode(h.Encoder, ev.Object)
+	obj := ev.Object
+	if obj != nil {
+		obj = obj.DeepCopyObject()
+	}
+	raw, err := runtime.Encode(h.Encoder, obj)
 	if err != nil {
 		return fmt.Errorf("encoding a watch event's object: %w", err)
 	}

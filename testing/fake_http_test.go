@@ -3,9 +3,11 @@ package framework_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -165,6 +167,55 @@ func TestHTTPHandler_StreamsWatchEvents(t *testing.T) {
 			}
 		})
 	}
+}
+
+// typeMetaEncoder encodes Pods as a scheme's codec does, writing the
+// TypeMeta of the object it is given (a codec restores it afterwards).
+type typeMetaEncoder struct{}
+
+func (typeMetaEncoder) Encode(obj runtime.Object, w io.Writer) error {
+	obj.GetObjectKind().SetGroupVersionKind(v1.SchemeGroupVersion.WithKind("Pod"))
+	return json.NewEncoder(w).Encode(obj)
+}
+
+func (typeMetaEncoder) Identifier() runtime.Identifier { return "test-typemeta" }
+
+// Several watches of one source, served with an encoder that writes the
+// TypeMeta of what it encodes (as a scheme's codec does), each encode their
+// own copy of every event's object: -race fails if they share it.
+func TestHTTPHandler_ConcurrentWatchesEncodeTheirOwnCopies(t *testing.T) {
+	f := framework.NewFakeControllerSource()
+	ts := httptest.NewServer(framework.HTTPHandler{Source: f, Encoder: typeMetaEncoder{}})
+	t.Cleanup(func() {
+		ts.Client().CloseIdleConnections()
+		ts.Close()
+		f.Shutdown()
+	})
+	const watches, changes = 4, 20
+	decoders := make([]*json.Decoder, watches)
+	for i := range decoders {
+		resp := get(t, ts, "watch=true&resourceVersion=0")
+		t.Cleanup(func() { resp.Body.Close() })
+		decoders[i] = json.NewDecoder(bufio.NewReader(resp.Body))
+	}
+	for i := range changes {
+		f.Add(pod(fmt.Sprint("p", i)))
+	}
+	var wg sync.WaitGroup
+	for i, dec := range decoders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range changes {
+				var frame struct{ Object struct{ Kind string } }
+				if err := dec.Decode(&frame); err != nil || frame.Object.Kind != "Pod" {
+					t.Errorf("watch %d, frame %d: kind %q, %v", i, n, frame.Object.Kind, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func TestHTTPHandler_RefusesOtherMethods(t *testing.T) {
