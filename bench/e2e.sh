@@ -39,6 +39,11 @@ if [[ $BENCH == scale ]]; then
   # etcd's default quota (2 GiB) is what a small cluster runs with; 100,000
   # pods with their history need more, and large clusters raise it.
   export KAS_ETCD_QUOTA_BYTES=${KAS_ETCD_QUOTA_BYTES:-$((8 << 30))}
+  # A restarted API server fills its watch cache with every pod before it
+  # is ready; at 100,000 pods on a busy machine that took longer than the
+  # launcher's default wait (KAS_READY_TIMEOUT, which the forced relist's
+  # restart also uses).
+  export KAS_READY_TIMEOUT=${KAS_READY_TIMEOUT:-1200}
 fi
 
 say() { echo "bench-e2e: $*" >&2; }
