@@ -19,7 +19,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -60,16 +59,7 @@ type replica struct {
 // membership keeps its Lease through leases.
 func startReplica(t *testing.T, srv *podServer, leases *fake.Clientset, identity string) *replica {
 	t.Helper()
-	s, err := New(Options{
-		Client:        leases.CoordinationV1(),
-		Namespace:     testNamespace,
-		Group:         testGroup,
-		Identity:      identity,
-		LeaseDuration: testLeaseDuration,
-		RenewDeadline: testRenewDeadline,
-		RetryPeriod:   testRetryPeriod,
-		Objects:       []runtime.Object{&corev1.Pod{}},
-	})
+	s, err := New(testOptions(leases, identity))
 	if err != nil {
 		t.Fatalf("New(%s): %v", identity, err)
 	}
