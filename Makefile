@@ -298,6 +298,9 @@ bench-e2e:
 # (default 1000000) ConfigMaps from the simulated server (cmd/scale-sim;
 # SCALE_SIM=0 skips it). Writes bench/results/scale-<UTC>.txt, then
 # regenerates the plots from it (make plots). A few hours on 2 cores.
+# The forced relist alone, its other figures taken from an earlier file
+# (copied into the new one, marked): SCALE_PODS=100000 SCALE_SIM=0
+# ARGS="-relist-only -rows-from results/scale-<UTC>.txt" (bench/-relative).
 SCALE_PODS ?= 1000,5000,20000,50000,100000
 SCALE_SIM ?= 1000000
 bench-scale:

@@ -38,6 +38,11 @@ type options struct {
 	e2eBin    string
 	simBin    string
 	simCount  int
+	// relistOnly runs only the forced relist's step; rowsFrom names an
+	// earlier result file whose sync and churn lines this run copies and
+	// whose figures its summary uses where it measured none itself.
+	relistOnly bool
+	rowsFrom   string
 }
 
 // Variants measured at every count, and at the relist.
@@ -59,6 +64,8 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.e2eBin, "e2e", "", "cmd/e2e binary to run (default: built from this module)")
 	fs.StringVar(&o.simBin, "sim", "", "cmd/scale-sim binary to run after the server phases (default: built from this module when -sim-objects > 0)")
 	fs.IntVar(&o.simCount, "sim-objects", 0, "objects of the simulated server's phase (cmd/scale-sim); 0 skips it")
+	fs.BoolVar(&o.relistOnly, "relist-only", false, "run only the forced relist at -relist-at (sync and churn figures can come from -rows-from)")
+	fs.StringVar(&o.rowsFrom, "rows-from", "", "earlier scale result file: its scale-row and scale-churn lines are copied into this run's output, marked, and the summary uses them where this run measured nothing")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -74,6 +81,9 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.relistAt == 0 {
 		o.relistAt = o.pods[len(o.pods)-1]
+	}
+	if o.relistOnly && !slices.Contains(o.pods, o.relistAt) {
+		return o, fmt.Errorf("scale: -relist-only: -relist-at %d is not one of -pods", o.relistAt)
 	}
 	return o, nil
 }
@@ -121,6 +131,12 @@ type step struct {
 func steps(opts options) []step {
 	var out []step
 	for _, n := range opts.pods {
+		if opts.relistOnly {
+			if n == opts.relistAt {
+				out = append(out, step{pods: n, list: "stream", relist: true})
+			}
+			continue
+		}
 		s := step{pods: n, list: "stream"}
 		if slices.Contains(opts.churnAt, n) {
 			s.churn = opts.churn
@@ -154,6 +170,10 @@ func run(ctx context.Context, opts options, stdout, stderr io.Writer) error {
 		return fmt.Errorf("scale: temp dir: %w", err)
 	}
 	defer os.RemoveAll(dir)
+	earlier, err := copyEarlier(opts.rowsFrom, stdout)
+	if err != nil {
+		return err
+	}
 	bin, err := binary(ctx, opts.e2eBin, "./cmd/e2e", dir, stderr)
 	if err != nil {
 		return err
@@ -185,7 +205,7 @@ func run(ctx context.Context, opts options, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	return writeReport(stdout, all, sim, opts)
+	return writeReport(stdout, all, earlier, sim, opts)
 }
 
 // readStep reads the results cmd/e2e wrote for s.

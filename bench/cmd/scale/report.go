@@ -103,7 +103,7 @@ func writeLines(w io.Writer, ms []measured) error {
 // writeReport prints, once every step has run (their lines went out with
 // each step), the tables, the simulation's lines and the summary line,
 // last.
-func writeReport(w io.Writer, all []measured, sim []string, opts options) error {
+func writeReport(w io.Writer, all, earlier []measured, sim []string, opts options) error {
 	rs := results(all)
 	var b strings.Builder
 	for _, list := range []string{"stream", "paged"} {
@@ -115,7 +115,8 @@ func writeReport(w io.Writer, all []measured, sim []string, opts options) error 
 	for _, l := range sim {
 		b.WriteString(l + "\n")
 	}
-	b.WriteString("\n" + summary(rs, opts) + "\n")
+	// This run's figures come first: a lookup returns the first match.
+	b.WriteString("\n" + summary(append(slices.Clip(rs), earlier...), opts) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

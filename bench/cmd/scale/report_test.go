@@ -79,7 +79,7 @@ func TestWriteLinesAndReport(t *testing.T) {
 	if err := writeLines(&b, rs); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeReport(&b, rs, []string{"scale-sim: objects=10 variant=kcache"}, opts); err != nil {
+	if err := writeReport(&b, rs, nil, []string{"scale-sim: objects=10 variant=kcache"}, opts); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
