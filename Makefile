@@ -2,12 +2,12 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: test-matrix plots release-check minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test sharding-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-scale bench-scale-sim bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
+.PHONY: membership-minors-test sharding-minors-test test-matrix plots release-check minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test sharding-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-scale bench-scale-sim bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
 
 # test runs TEST_TARGETS in order through tools/timed-targets.sh, which
 # prints each target's time as it ends (and a table at the end), so that a
 # run CI stops at its time limit still shows where the time went.
-TEST_TARGETS = fmt-check vet lint release-check unit minors-test bench-smoke compat clientgo-test clientgo-minors-test membership-test sharding-test examples-test bench-smoke-compare overlay-test integration k8s-suites-smoke ecosystem-smoke bench-e2e-quick
+TEST_TARGETS = fmt-check vet lint release-check unit minors-test bench-smoke compat clientgo-test clientgo-minors-test membership-test sharding-test sharding-minors-test examples-test bench-smoke-compare overlay-test integration k8s-suites-smoke ecosystem-smoke bench-e2e-quick
 test:
 	@MAKE="$(MAKE)" tools/timed-targets.sh $(TEST_TARGETS)
 
@@ -40,11 +40,11 @@ unit:
 	$(GO) test -race -count=1 $(PKGS)
 
 # release-check proves the release can be fetched from outside: the root
-# module, clientgo/, membership/ and overlay/ are packaged at the version in
+# module, clientgo/, membership/, sharding/ and overlay/ are packaged at the version in
 # VERSION from the working tree (golang.org/x/mod/zip, tools/cmd/modproxy)
 # and served from a file:// module proxy; fresh modules outside the
 # repository `go get` each at that version and build and run a program on
-# each adoption path (import change, bridge, membership, overlay tool), with
+# each adoption path (import change, bridge, membership, sharding, overlay tool), with
 # a private module cache. No git tag is needed (tools/release-check.sh).
 release-check:
 	GO=$(GO) tools/release-check.sh
@@ -121,16 +121,27 @@ clientgo-minors-test:
 	GO=$(GO) tools/minors.sh clientgo $(MINORS)
 
 # membership-test vets and tests membership/ (its own module, needs
-# client-go): Leases that share the hash space out among live replicas,
-# tested on client-go's fake clientset and a fake clock.
+# client-go, v0.35.0 as its go.mod requires): Leases that share the hash
+# space out among live replicas, tested on client-go's fake clientset and a
+# fake clock. membership-minors-test (in make test-matrix) does the same on
+# v0.35.10, v0.36.6, v0.37.2 and v0.38.0-beta.0 (tools/minors.sh).
 membership-test:
 	cd membership && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+membership-minors-test:
+	GO=$(GO) tools/minors.sh membership $(MINORS)
 
 # sharding-test vets and tests sharding/ (its own module, needs
-# controller-runtime): managers reconciling active-active over membership's
-# ranges, on testing's simulated API server and a fake clientset's Leases.
+# controller-runtime, v0.23.3 on client-go v0.35.0 as its go.mod requires):
+# managers reconciling active-active over membership's ranges, on testing's
+# simulated API server and a fake clientset's Leases. sharding-minors-test
+# runs the same with controller-runtime's release of each newer minor
+# (tools/minors.sh): make test runs v0.25.2 on client-go v0.37.2 (the API
+# spec's release; SHARDING_MINORS), make test-matrix v0.24.1 too.
+SHARDING_MINORS ?= v0.37.2
 sharding-test:
 	cd sharding && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+sharding-minors-test:
+	GO=$(GO) tools/minors.sh sharding $(or $(MINORS),$(SHARDING_MINORS))
 
 # integration runs integration/ (its own module) with -race against a real
 # kube-apiserver + etcd started by kas/: once with the watch cache, once
@@ -234,10 +245,12 @@ ecosystem-smoke:
 # the checks against other projects' suites for every supported minor: the
 # overlay with client-go's own tests for the release of each minor, and
 # controller-runtime's cache suite (smoke subset) for the release of each
-# minor, three ways each. minors-test and clientgo-minors-test already cover
-# every minor in make test.
+# minor, three ways each; membership/ on every minor, and sharding/ with
+# controller-runtime v0.24.1 (make test runs v0.23.3 and v0.25.2).
+# minors-test and clientgo-minors-test already cover every minor in make
+# test.
 test-matrix:
-	@MAKE="$(MAKE)" TIMED_LABEL="make test-matrix" tools/timed-targets.sh overlay-test ecosystem-smoke OVERLAY_E2E_VERSIONS= ECOSYSTEM_SMOKE_CR_VERSIONS="$(ECOSYSTEM_CR_VERSIONS)"
+	@MAKE="$(MAKE)" TIMED_LABEL="make test-matrix" tools/timed-targets.sh overlay-test ecosystem-smoke membership-minors-test sharding-minors-test OVERLAY_E2E_VERSIONS= ECOSYSTEM_SMOKE_CR_VERSIONS="$(ECOSYSTEM_CR_VERSIONS)" SHARDING_MINORS=v0.36.6
 
 # bench-compare runs the same workloads against client-go v0.37.2 and
 # kcache, alternating rounds in one process, and prints a markdown table of

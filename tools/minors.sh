@@ -2,18 +2,24 @@
 # minors.sh MODULE [VERSION...]: tests a module of kcache against the newer
 # Kubernetes minors it supports, beside the oldest one its go.mod requires.
 #
-# MODULE is root (the library, github.com/kcache/cache) or clientgo (the
-# bridge, github.com/kcache/cache/clientgo). Each VERSION is a release of
+# MODULE is root (the library, github.com/kcache/cache), clientgo (the
+# bridge, github.com/kcache/cache/clientgo), membership or sharding (the
+# sharding module also moves controller-runtime to the release of each
+# client-go minor: v0.23.3 for v0.35, v0.24.1 for v0.36, v0.25.2 for v0.37;
+# there is none for v0.38 yet). Each VERSION is a release of
 # the k8s.io staging modules; the defaults are the newest patch of each
 # supported minor above the one the module requires, and for the library
 # the next minor's pre-release (root: v0.36.6 v0.37.2 v0.38.0-beta.0;
-# clientgo: v0.35.10 v0.36.6 v0.37.2 v0.38.0-beta.0). A release of a minor
+# clientgo and membership: v0.35.10 v0.36.6 v0.37.2 v0.38.0-beta.0;
+# sharding: v0.35.10 v0.36.6 v0.37.2). A release of a minor
 # from v0.38 on runs with
 # GOTOOLCHAIN=go1.27.3 (releases.sh's toolchain_for). For each VERSION it
 #   1. copies the module into a scratch directory (nested modules left out;
-#      for clientgo, the library too, beside it as in the repository);
-#   2. `go get`s k8s.io/apimachinery and k8s.io/api at VERSION (clientgo:
-#      k8s.io/client-go too) and tidies;
+#      for a nested module, the library and the nested modules it replaces
+#      with ../, beside it as in the repository);
+#   2. `go get`s k8s.io/apimachinery and k8s.io/api at VERSION (nested
+#      modules: k8s.io/client-go too; sharding: controller-runtime's
+#      release for that minor) and tidies;
 #   3. adds the module's testdata/minors/v0.N/*.go.in as tests for every
 #      N up to VERSION's minor (they use what only exists from that minor
 #      on: for root, ListOptions.ShardSelector from v0.36; for clientgo,
@@ -40,7 +46,7 @@ GO="${GO:-go}"
 . "$here/releases.sh"
 
 usage() {
-	echo "usage: $0 root|clientgo [VERSION...]" >&2
+	echo "usage: $0 root|clientgo|membership|sharding [VERSION...]" >&2
 	exit 2
 }
 
@@ -53,13 +59,36 @@ root)
 	defaults=(v0.36.6 v0.37.2 v0.38.0-beta.0)
 	staging=(k8s.io/apimachinery k8s.io/api)
 	;;
-clientgo)
-	src="$root/clientgo"
+clientgo | membership)
+	src="$root/$module"
 	defaults=(v0.35.10 v0.36.6 v0.37.2 v0.38.0-beta.0)
+	staging=(k8s.io/apimachinery k8s.io/api k8s.io/client-go)
+	;;
+sharding)
+	src="$root/sharding"
+	defaults=(v0.35.10 v0.36.6 v0.37.2)
 	staging=(k8s.io/apimachinery k8s.io/api k8s.io/client-go)
 	;;
 *) usage ;;
 esac
+
+# controller_runtime_for VERSION prints the controller-runtime release
+# built on client-go VERSION's minor, or nothing when there is none.
+controller_runtime_for() {
+	case "$(minor_of "$1")" in
+	35) echo v0.23.3 ;;
+	36) echo v0.24.1 ;;
+	37) echo v0.25.2 ;;
+	esac
+}
+
+# neighbours are the nested modules a module's go.mod replaces with
+# ../NAME, copied beside it in the scratch directory.
+neighbours() {
+	case "$module" in
+	sharding) echo clientgo membership ;;
+	esac
+}
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=("${defaults[@]}")
 
@@ -98,15 +127,28 @@ run_version() {
 	[ -n "$toolchain" ] && export GOTOOLCHAIN="$toolchain"
 	copy_module "$root" "$dir" || return 1
 	cd "$dir" || return 1
-	if [ "$module" = clientgo ]; then
-		# The library beside the bridge, as in the repository: the bridge's
-		# go.mod replaces it with ../, and the library names reflectors
-		# after the first caller outside itself and the bridge, which it
-		# recognises by that layout (or by the module cache's).
-		copy_module "$src" "$dir/clientgo" && cd "$dir/clientgo" || return 1
+	if [ "$module" != root ]; then
+		# The library beside the module, as in the repository: the
+		# module's go.mod replaces it with ../, and the library names
+		# reflectors after the first caller outside itself and the bridge,
+		# which it recognises by that layout (or by the module cache's).
+		local n
+		for n in $(neighbours); do
+			copy_module "$root/$n" "$dir/$n" || return 1
+		done
+		copy_module "$src" "$dir/$module" && cd "$dir/$module" || return 1
 	fi
 	local gets=()
 	for mod in "${staging[@]}"; do gets+=("$mod@$version"); done
+	if [ "$module" = sharding ]; then
+		local cr
+		cr="$(controller_runtime_for "$version")"
+		if [ -z "$cr" ]; then
+			echo "minors: no controller-runtime release is known for client-go $version" >&2
+			return 1
+		fi
+		gets+=("sigs.k8s.io/controller-runtime@$cr")
+	fi
 	pin_proxy_gaps || return 1
 	"$GO" get "${gets[@]}" || return 1
 	add_minor_tests "$version" || return 1
