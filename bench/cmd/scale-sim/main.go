@@ -7,7 +7,7 @@
 // table, one line per variant and a ratio line. See bench/README.md
 // ("Scale simulation").
 //
-//	cd bench && go run ./cmd/scale-sim [-objects 1000000 | -quick] [-watchlist=false]
+//	cd bench && go run ./cmd/scale-sim [-objects 1000000 | -quick] [-watchlist=false [-one-page]]
 package main
 
 import (
@@ -37,6 +37,7 @@ func main() {
 type options struct {
 	objects   int
 	watchList bool
+	onePage   bool
 	timeout   time.Duration
 	heapProf  string
 	verbose   bool
@@ -56,6 +57,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.objects, "objects", defaultObjects, "ConfigMaps the simulated API server holds")
 	quick := fs.Bool("quick", false, fmt.Sprintf("a small run for tests: %d objects", quickObjects))
 	fs.BoolVar(&o.watchList, "watchlist", true, "let informers stream the initial list (their default); false: the server refuses, so they list in pages")
+	fs.BoolVar(&o.onePage, "one-page", false, "the server answers a list in one response whatever its limit, as kube-apiserver does at resourceVersion 0 (with -watchlist=false)")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up on a child after this long")
 	fs.StringVar(&o.heapProf, "heapprofile", "", "write a heap profile of each child after its sync to PREFIX.VARIANT.sync")
 	fs.BoolVar(&o.verbose, "v", false, "keep klog output")

@@ -74,6 +74,10 @@ func TestRun_Quick(t *testing.T) {
 			args: []string{"-objects", "1200", "-watchlist=false", "-only", "kcache"},
 			want: []string{"1200 kcache"},
 		},
+		"one response, kcache alone": {
+			args: []string{"-objects", "1200", "-watchlist=false", "-one-page", "-only", "kcache"},
+			want: []string{"1200 kcache"},
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

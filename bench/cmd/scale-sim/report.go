@@ -22,6 +22,9 @@ func writeReport(w io.Writer, opts options, results []result) error {
 	list := "streamed (watch-list, the informers' default)"
 	if !opts.watchList {
 		list = "listed in pages (the server refuses streaming lists)"
+		if opts.onePage {
+			list = "listed in one response (the server refuses streaming lists and ignores the page size, as kube-apiserver does at resourceVersion 0)"
+		}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "workload: %d ConfigMaps, %.0f bytes each on average as JSON, in groups of %d over %d namespaces; initial list %s; server in its own process, over HTTP (JSON)\n\n",

@@ -42,6 +42,7 @@ func serverMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	objects := fs.Int("objects", 0, "ConfigMaps to serve")
 	watchList := fs.Bool("watchlist", true, "serve streaming lists")
+	onePage := fs.Bool("one-page", false, "answer every list in one response, whatever its limit")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -51,7 +52,7 @@ func serverMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	quietKlog()
 	began := time.Now()
-	src := harness.NewConfigMapSource(*objects, harness.SimLayout, *watchList)
+	src := harness.NewConfigMapSource(*objects, harness.SimLayout, *watchList, *onePage)
 	defer src.Shutdown()
 	loaded := time.Since(began)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -88,7 +89,7 @@ func startServer(opts options, progress io.Writer) (*server, error) {
 		return nil, fmt.Errorf("find own executable: %w", err)
 	}
 	cmd := exec.Command(exe, serverFlag,
-		"-objects="+strconv.Itoa(opts.objects), "-watchlist="+strconv.FormatBool(opts.watchList))
+		"-objects="+strconv.Itoa(opts.objects), "-watchlist="+strconv.FormatBool(opts.watchList), "-one-page="+strconv.FormatBool(opts.onePage))
 	cmd.Stderr = progress
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

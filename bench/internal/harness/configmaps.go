@@ -102,10 +102,12 @@ func simUID(i int) types.UID {
 // of layout l at resource versions 1 to n, each built afresh whenever it
 // is listed or streamed (the source stores only a small form of each).
 // It lists into a *v1.ConfigMapList and pages; with watchList false it
-// refuses streaming lists, so that informers list and page instead.
-func NewConfigMapSource(n int, l ConfigMapLayout, watchList bool) *framework.FakeControllerSource {
+// refuses streaming lists, so that informers list and page instead. With
+// onePage it answers every list in one response, whatever its limit, as
+// kube-apiserver answers a list at resourceVersion "0" from its watch cache.
+func NewConfigMapSource(n int, l ConfigMapLayout, watchList, onePage bool) *framework.FakeControllerSource {
 	src := framework.NewFakeControllerSourceWithOptions(framework.FakeControllerSourceOptions{
-		Paging:               true,
+		Paging:               !onePage,
 		WatchCacheSize:       watchCacheSize,
 		NewList:              func() runtime.Object { return &v1.ConfigMapList{} },
 		RefuseStreamingLists: !watchList,

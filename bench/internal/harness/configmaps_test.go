@@ -46,7 +46,7 @@ func TestConfigMapLayout_GroupsShare(t *testing.T) {
 // The source lists, in pages, every ConfigMap as the layout builds it.
 func TestNewConfigMapSource_ListsTheLayout(t *testing.T) {
 	const n = 300
-	src := NewConfigMapSource(n, SimLayout, false)
+	src := NewConfigMapSource(n, SimLayout, false, false)
 	defer src.Shutdown()
 	got := map[string]*v1.ConfigMap{}
 	opts := metav1.ListOptions{Limit: 70}
@@ -71,6 +71,28 @@ func TestNewConfigMapSource_ListsTheLayout(t *testing.T) {
 		want := SimLayout.ConfigMap(i, uint64(i+1))
 		if diff := cmp.Diff(want, got[want.Namespace+"/"+want.Name]); diff != "" {
 			t.Fatalf("ConfigMap %d (-layout +listed):\n%s", i, diff)
+		}
+	}
+}
+
+// With onePage, a list with a limit still comes back whole, in one
+// response without a continue token, as kube-apiserver answers one at
+// resourceVersion "0".
+func TestNewConfigMapSource_OnePageIgnoresTheLimit(t *testing.T) {
+	const n = 300
+	for _, tc := range []struct {
+		onePage   bool
+		wantItems int
+	}{{onePage: false, wantItems: 70}, {onePage: true, wantItems: n}} {
+		src := NewConfigMapSource(n, SimLayout, false, tc.onePage)
+		obj, err := src.List(metav1.ListOptions{Limit: 70, ResourceVersion: "0"})
+		src.Shutdown()
+		if err != nil {
+			t.Fatal(err)
+		}
+		list := obj.(*v1.ConfigMapList)
+		if len(list.Items) != tc.wantItems || (tc.onePage && list.Continue != "") {
+			t.Errorf("onePage=%t: %d items, continue %q; want %d items", tc.onePage, len(list.Items), list.Continue, tc.wantItems)
 		}
 	}
 }
