@@ -79,3 +79,14 @@ func TestRelistOnlyNeedsTheRelistCountAmongThePods(t *testing.T) {
 		t.Fatal("no error for a relist count outside -pods")
 	}
 }
+
+func TestRelistOnlyReportHasNoEmptySyncTables(t *testing.T) {
+	var b strings.Builder
+	rs := results{fake(1000, "stream", "kcache", true, 5000, 1)}
+	if err := writeReport(&b, rs, nil, nil, options{pods: []int{1000}}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "### initial sync") || !strings.Contains(b.String(), "### forced relist") {
+		t.Errorf("report of a relist-only run:\n%s", b.String())
+	}
+}

@@ -124,6 +124,9 @@ func writeReport(w io.Writer, all, earlier []measured, sim []string, opts option
 // syncTable prints, per pod count, each variant's figures after the
 // initial sync with list, and kcache's ratios to client-go.
 func syncTable(b *strings.Builder, rs results, counts []int, list string) {
+	if !slices.ContainsFunc(rs, func(m measured) bool { return m.list == list && !m.relist }) {
+		return // a -relist-only run measured no sync on its own
+	}
 	fmt.Fprintf(b, "\n### initial sync, %s lists\n\n", list)
 	b.WriteString("| pods | heap/pod client-go | kcache | kcache-noshare | kcache/client-go | peak RSS client-go | kcache | kcache/client-go | peak heap client-go | kcache | sync client-go | kcache | kcache/client-go | sync CPU client-go | kcache | kcache/client-go |\n")
 	b.WriteString("|---:|" + strings.Repeat("---:|", 15) + "\n")
