@@ -2,12 +2,12 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: membership-minors-test sharding-minors-test test-matrix plots release-check minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test sharding-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-scale bench-scale-sim bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
+.PHONY: bench-scale-out bench-scale-out-quick membership-minors-test sharding-minors-test test-matrix plots release-check minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test sharding-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-scale bench-scale-sim bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
 
 # test runs TEST_TARGETS in order through tools/timed-targets.sh, which
 # prints each target's time as it ends (and a table at the end), so that a
 # run CI stops at its time limit still shows where the time went.
-TEST_TARGETS = fmt-check vet lint release-check unit minors-test bench-smoke compat clientgo-test clientgo-minors-test membership-test sharding-test sharding-minors-test examples-test bench-smoke-compare overlay-test integration k8s-suites-smoke ecosystem-smoke bench-e2e-quick
+TEST_TARGETS = fmt-check vet lint release-check unit minors-test bench-smoke compat clientgo-test clientgo-minors-test membership-test sharding-test examples-test bench-smoke-compare overlay-test integration k8s-suites-smoke ecosystem-smoke bench-e2e-quick bench-scale-out-quick
 test:
 	@MAKE="$(MAKE)" tools/timed-targets.sh $(TEST_TARGETS)
 
@@ -135,8 +135,10 @@ membership-minors-test:
 # managers reconciling active-active over membership's ranges, on testing's
 # simulated API server and a fake clientset's Leases. sharding-minors-test
 # runs the same with controller-runtime's release of each newer minor
-# (tools/minors.sh): make test runs v0.25.2 on client-go v0.37.2 (the API
-# spec's release; SHARDING_MINORS), make test-matrix v0.24.1 too.
+# (tools/minors.sh; SHARDING_MINORS, default v0.37.2 with v0.25.2): make
+# test-matrix runs v0.24.1 and v0.25.2. In make test, controller-runtime
+# v0.25.2 runs sharding/ through examples-test (cmd/activeactive) and
+# bench-scale-out-quick (the same on kas, under faults).
 SHARDING_MINORS ?= v0.37.2
 sharding-test:
 	cd sharding && $(GO) vet ./... && $(GO) test -race -count=1 ./...
@@ -245,12 +247,12 @@ ecosystem-smoke:
 # the checks against other projects' suites for every supported minor: the
 # overlay with client-go's own tests for the release of each minor, and
 # controller-runtime's cache suite (smoke subset) for the release of each
-# minor, three ways each; membership/ on every minor, and sharding/ with
-# controller-runtime v0.24.1 (make test runs v0.23.3 and v0.25.2).
+# minor, three ways each; membership/ on every minor, and sharding/'s suite
+# with controller-runtime v0.24.1 and v0.25.2 (make test runs it on v0.23.3).
 # minors-test and clientgo-minors-test already cover every minor in make
 # test.
 test-matrix:
-	@MAKE="$(MAKE)" TIMED_LABEL="make test-matrix" tools/timed-targets.sh overlay-test ecosystem-smoke membership-minors-test sharding-minors-test OVERLAY_E2E_VERSIONS= ECOSYSTEM_SMOKE_CR_VERSIONS="$(ECOSYSTEM_CR_VERSIONS)" SHARDING_MINORS=v0.36.6
+	@MAKE="$(MAKE)" TIMED_LABEL="make test-matrix" tools/timed-targets.sh overlay-test ecosystem-smoke membership-minors-test sharding-minors-test OVERLAY_E2E_VERSIONS= ECOSYSTEM_SMOKE_CR_VERSIONS="$(ECOSYSTEM_CR_VERSIONS)" SHARDING_MINORS="v0.36.6 v0.37.2"
 
 # bench-compare runs the same workloads against client-go v0.37.2 and
 # kcache, alternating rounds in one process, and prints a markdown table of
@@ -319,6 +321,30 @@ SCALE_SIM ?= 1000000
 bench-scale:
 	BENCH=scale GO=$(GO) bench/e2e.sh -pods $(SCALE_PODS) -sim-objects $(SCALE_SIM) $(ARGS)
 	$(MAKE) plots
+
+# bench-scale-out (opt-in, not in make test) runs replicas of
+# examples/cmd/activeactive (controller-runtime managers reconciling Pods
+# active-active through sharding/) on kas, each behind a proxy that can cut
+# it off, and faults them while Pods change: a replica killed (SIGKILL) and
+# started again; one cut off from the API server (every byte held both ways,
+# no connection closed) and healed; one whose Lease renewals fail while its
+# watches work (its Leases go through a proxy of their own); a rolling
+# restart; scaling 3 -> 5 -> 2; an API server restart during a handoff
+# (-faults picks). Per fault: the longest stretch with a
+# Pod unowned or owned twice, the time to settle; at the end, Pods whose
+# current version their owner never reconciled (bench/cmd/scale-out). Writes
+# bench/results/scale-out-<UTC>.txt. ARGS: -pods (3000), -replicas (3),
+# -lease-duration (6s), -renew-deadline (4s), -retry-period (1s),
+# -partition (20s), -change-rate (20/s).
+bench-scale-out:
+	BENCH=scale-out GO=$(GO) bench/e2e.sh $(ARGS)
+
+# bench-scale-out-quick is the short version make test runs: 3 replicas,
+# 1,500 Pods, a kill and a 10 s cut-off; no result file. It fails
+# if the group does not settle after a fault, or a Pod's current version is
+# never reconciled.
+bench-scale-out-quick:
+	BENCH=scale-out RESULTS=0 GO=$(GO) bench/e2e.sh -pods 1500 -partition 10s -faults kill,partition
 
 # bench-e2e-quick is the small run make test does: it prints the table and
 # the ratios and asserts nothing (speed targets live in benchmarks).

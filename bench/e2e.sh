@@ -14,6 +14,10 @@
 #   bench/e2e.sh -applier-owns-token   # the harsher workload (bench/README.md)
 #   bench/e2e.sh -churn 2m -churn-rate 100   # a longer, faster churn phase
 #
+# With BENCH=scale-out (make bench-scale-out) it runs `go run
+# ./cmd/scale-out "$@"`: replicas of examples/cmd/activeactive under faults,
+# into scale-out-<UTC>.txt.
+#
 # With BENCH=scale (make bench-scale) it runs `go run ./cmd/scale "$@"`
 # instead, the same benchmark at growing pod counts up to 100,000, on a
 # server whose etcd quota is raised as a large cluster's is
@@ -32,8 +36,8 @@ KAS=$ROOT/kas/run.sh
 GO=${GO:-go}
 BENCH=${BENCH:-e2e}
 case $BENCH in
-  e2e | scale) ;;
-  *) echo "bench-e2e: BENCH=$BENCH: want e2e or scale" >&2; exit 2 ;;
+  e2e | scale | scale-out) ;;
+  *) echo "bench-e2e: BENCH=$BENCH: want e2e, scale or scale-out" >&2; exit 2 ;;
 esac
 if [[ $BENCH == scale ]]; then
   # etcd's default quota (2 GiB) is what a small cluster runs with; 100,000

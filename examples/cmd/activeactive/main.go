@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -32,6 +33,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -61,6 +63,21 @@ func main() {
 		os.Exit(2)
 	}
 	cfg.rest, cfg.options.Client = restConfig, clientset.CoordinationV1()
+	if cfg.leaseKubeconfig != "" {
+		// The Leases over a connection of their own, so that a test can
+		// fail the renewals while the watches work.
+		leaseConfig, err := clientcmd.BuildConfigFromFlags("", cfg.leaseKubeconfig)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "activeactive: --lease-kubeconfig:", err)
+			os.Exit(2)
+		}
+		leases, err := kubernetes.NewForConfig(leaseConfig)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "activeactive:", err)
+			os.Exit(2)
+		}
+		cfg.options.Client = leases.CoordinationV1()
+	}
 	ctrl.SetLogger(klog.Background())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -83,6 +100,8 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&cfg.options.RenewDeadline, "renew-deadline", 0, "membership RenewDeadline (0: 10s)")
 	fs.DurationVar(&cfg.options.RetryPeriod, "retry-period", 0, "membership RetryPeriod (0: 2s)")
 	fs.DurationVar(&cfg.every, "status-every", cfg.every, "how often to print the status line")
+	fs.StringVar(&cfg.leaseKubeconfig, "lease-kubeconfig", "", "if set, reach the Leases with this kubeconfig instead of the cluster's (a connection of their own)")
+	fs.StringVar(&cfg.stateAddr, "state-addr", "", "if set, serve the replica's state as JSON at http://ADDR/state (e.g. 127.0.0.1:0; the address is printed)")
 	// ctrl.GetConfig reads --kubeconfig from the default flag set.
 	kubeconfig := flag.CommandLine.Lookup("kubeconfig")
 	if kubeconfig != nil {
@@ -108,6 +127,11 @@ type config struct {
 	options sharding.Options
 	// every is the time between two status lines.
 	every time.Duration
+	// stateAddr, if set, is where the state endpoint listens.
+	stateAddr string
+	// leaseKubeconfig, if set, is the kubeconfig main builds
+	// options.Client from.
+	leaseKubeconfig string
 	// managerOptions, if set, adjusts the manager's options (tests give
 	// an in-process server a fixed RESTMapper).
 	managerOptions func(*manager.Options)
@@ -150,6 +174,13 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	})); err != nil {
 		return err
 	}
+	if cfg.stateAddr != "" {
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			return serveState(ctx, cfg.stateAddr, cfg.options.Identity, sharder, mgr.GetCache(), counter, out)
+		})); err != nil {
+			return err
+		}
+	}
 	return mgr.Start(ctx)
 }
 
@@ -159,6 +190,44 @@ type podCounter struct {
 	cache      client.Reader
 	reconciled atomic.Int64
 	deleted    atomic.Int64
+	// mu guards versions: the newest resourceVersion read per Pod.
+	mu       sync.Mutex
+	versions map[string]string
+}
+
+// record notes that pod was reconciled at its resourceVersion.
+func (p *podCounter) record(pod *corev1.Pod) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.versions == nil {
+		p.versions = map[string]string{}
+	}
+	key := pod.Namespace + "/" + pod.Name
+	if newerVersion(pod.ResourceVersion, p.versions[key]) {
+		p.versions[key] = pod.ResourceVersion
+	}
+}
+
+// reconciledVersions returns a copy of the newest resourceVersion read per
+// Pod.
+func (p *podCounter) reconciledVersions() map[string]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]string, len(p.versions))
+	for k, v := range p.versions {
+		out[k] = v
+	}
+	return out
+}
+
+// newerVersion reports whether resourceVersion a is newer than b (empty is
+// oldest). Kubernetes resourceVersions are opaque; kube-apiserver's are
+// etcd revisions, compared as numbers here, longer being larger.
+func newerVersion(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) > len(b)
+	}
+	return a > b
 }
 
 func (p *podCounter) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -172,6 +241,7 @@ func (p *podCounter) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	default:
 		p.reconciled.Add(1)
+		p.record(&pod)
 	}
 	return reconcile.Result{}, nil
 }

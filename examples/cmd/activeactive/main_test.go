@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -104,7 +105,8 @@ func TestRun_ThreeReplicasShareThePodsOut(t *testing.T) {
 				RenewDeadline: time.Second,
 				RetryPeriod:   200 * time.Millisecond,
 			},
-			every: 50 * time.Millisecond,
+			every:     50 * time.Millisecond,
+			stateAddr: "127.0.0.1:0",
 			managerOptions: func(o *manager.Options) {
 				o.Logger = logr.Discard()
 				// Three managers in one process run three controllers
@@ -145,6 +147,64 @@ func TestRun_ThreeReplicasShareThePodsOut(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	checkStates(t, outs, n)
 	cancel()
 	wg.Wait()
+}
+
+var stateURL = regexp.MustCompile(`state at (http://\S+)`)
+
+// checkStates reads every replica's state endpoint until the replicas
+// claim disjoint parts adding up to n Pods, each Pod reconciled by its
+// holder at the cached resourceVersion.
+func checkStates(t *testing.T, outs map[string]*syncBuffer, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		problem := statesProblem(outs, n)
+		if problem == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("state endpoints: %s", problem)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// statesProblem returns what is wrong with the replicas' states now, or "".
+func statesProblem(outs map[string]*syncBuffer, n int) string {
+	holder := map[string]string{}
+	for identity, out := range outs {
+		m := stateURL.FindStringSubmatch(out.String())
+		if m == nil {
+			return identity + " printed no state address"
+		}
+		resp, err := http.Get(m[1])
+		if err != nil {
+			return err.Error()
+		}
+		var st replicaState
+		err = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		switch {
+		case err != nil:
+			return err.Error()
+		case st.Identity != identity || !st.Claiming || st.Count != 3:
+			return fmt.Sprintf("%s: state %+v", identity, st)
+		}
+		for key, rv := range st.Cached {
+			if other, dup := holder[key]; dup {
+				return fmt.Sprintf("%s cached by %s and %s", key, other, identity)
+			}
+			holder[key] = identity
+			if st.Reconciled[key] != rv {
+				return fmt.Sprintf("%s: %s cached at %s, reconciled at %q", identity, key, rv, st.Reconciled[key])
+			}
+		}
+	}
+	if len(holder) != n {
+		return fmt.Sprintf("%d Pods held, want %d", len(holder), n)
+	}
+	return ""
 }
