@@ -275,7 +275,7 @@ func (g *group) stopAll() {
 }
 
 // summary is the last line, for tools.
-func summary(opts options, phases []phase, missed int) string {
+func summary(opts options, phases []phase, missed int, scaled *scaleResult) string {
 	var unowned, doubled time.Duration
 	faults := 0
 	for _, p := range phases {
@@ -287,6 +287,10 @@ func summary(opts options, phases []phase, missed int) string {
 	}
 	// Every phase ended settled (runFaults fails otherwise): the caches
 	// were disjoint and their union the server's Pods.
-	return fmt.Sprintf("scale-out: pods=%d replicas=%d faults=%d unowned-max=%.1fs double-max=%.1fs missed=%d union=OK disjoint=OK heap/replica vs single = - throughput R/1 = -",
-		opts.pods, opts.replicas, faults, unowned.Seconds(), doubled.Seconds(), missed)
+	heap, throughput := "-", "-"
+	if scaled != nil {
+		heap, throughput = fmt.Sprintf("%.2f", scaled.heapRatio()), fmt.Sprintf("%.2f", scaled.throughputRatio())
+	}
+	return fmt.Sprintf("scale-out: pods=%d replicas=%d faults=%d unowned-max=%.1fs double-max=%.1fs missed=%d union=OK disjoint=OK heap/replica vs single = %s throughput R/1 = %s",
+		opts.pods, opts.replicas, faults, unowned.Seconds(), doubled.Seconds(), missed, heap, throughput)
 }

@@ -50,6 +50,10 @@ type options struct {
 	replicaBin                   string
 	faults                       []string
 	scaleUp, scaleDown           int
+	// scaleReplicas, if positive, adds the scale comparison: one replica
+	// against that many; work is each reconcile's CPU time.
+	scaleReplicas int
+	work          time.Duration
 }
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
@@ -69,6 +73,8 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	faults := fs.String("faults", strings.Join(allFaults, ","), "faults to do, in this order whatever the order given: "+strings.Join(allFaults, ", "))
 	fs.IntVar(&o.scaleUp, "scale-up", 5, "replicas the scale fault grows the group to")
 	fs.IntVar(&o.scaleDown, "scale-down", 2, "replicas the scale fault then shrinks it to")
+	fs.IntVar(&o.scaleReplicas, "scale-replicas", 0, "after the faults, compare one replica holding every Pod with this many sharing them (0: skip): heap per replica, reconcile throughput")
+	fs.DurationVar(&o.work, "work", time.Millisecond, "CPU time each reconcile spends in the scale comparison")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -150,7 +156,17 @@ func run(ctx context.Context, opts options, out, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(out, summary(opts, g.phases, missed))
+	var scaled *scaleResult
+	if opts.scaleReplicas > 0 {
+		g.stopAll()
+		res, err := g.measureScale(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out, res.line())
+		scaled = &res
+	}
+	fmt.Fprintln(out, summary(opts, g.phases, missed, scaled))
 	return nil
 }
 

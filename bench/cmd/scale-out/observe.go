@@ -18,6 +18,7 @@ type replicaState struct {
 	Count      int               `json:"count"`
 	Cached     map[string]string `json:"cached"`
 	Reconciled map[string]string `json:"reconciled"`
+	HeapInuse  uint64            `json:"heapInuse"`
 }
 
 // round is what one look at every live replica found.

@@ -35,6 +35,8 @@ type replicaSpec struct {
 	group                        string
 	leaseDuration, renewDeadline time.Duration
 	retryPeriod                  time.Duration
+	// work is each reconcile's CPU time.
+	work time.Duration
 }
 
 var stateLine = regexp.MustCompile(`state at (http://\S+)`)
@@ -57,7 +59,7 @@ func (s replicaSpec) start(ctx context.Context, identity string, p, leases *prox
 	cmd := exec.Command(s.bin, "--identity="+identity, "--kubeconfig="+kubeconfig, "--lease-kubeconfig="+leaseKubeconfig,
 		"--group="+s.group, "--lease-namespace=default",
 		"--lease-duration="+s.leaseDuration.String(), "--renew-deadline="+s.renewDeadline.String(),
-		"--retry-period="+s.retryPeriod.String(), "--status-every=1h", "--state-addr=127.0.0.1:0")
+		"--retry-period="+s.retryPeriod.String(), "--status-every=1h", "--state-addr=127.0.0.1:0", "--work="+s.work.String())
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		logFile.Close()

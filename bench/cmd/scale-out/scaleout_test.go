@@ -142,9 +142,33 @@ func TestSummary_TakesTheWorstFault(t *testing.T) {
 		{name: "kill", unownedMax: 7 * time.Second},
 		{name: "heal", doubledMax: 2 * time.Second},
 	}
-	got := summary(options{pods: 10, replicas: 3}, phases, 0)
+	got := summary(options{pods: 10, replicas: 3}, phases, 0, nil)
 	want := "scale-out: pods=10 replicas=3 faults=2 unowned-max=7.0s double-max=2.0s missed=0 union=OK disjoint=OK"
 	if !strings.HasPrefix(got, want) {
 		t.Fatalf("summary\n got: %s\nwant: %s...", got, want)
+	}
+}
+
+func TestScaleResult_Ratios(t *testing.T) {
+	r := scaleResult{pods: 10, replicas: 5, heapSingle: 100 << 20, heapPerReplica: 25 << 20, heapMax: 30 << 20,
+		reconciledSingle: 50 * time.Second, reconciledGroup: 25 * time.Second}
+	if r.heapRatio() != 0.25 || r.throughputRatio() != 2 {
+		t.Fatalf("heap ratio %.2f, throughput ratio %.2f; want 0.25 and 2", r.heapRatio(), r.throughputRatio())
+	}
+	got := summary(options{pods: 10, replicas: 3}, nil, 0, &r)
+	if !strings.HasSuffix(got, "heap/replica vs single = 0.25 throughput R/1 = 2.00") {
+		t.Fatalf("summary: %s", got)
+	}
+}
+
+func TestReconciledAll(t *testing.T) {
+	truth := map[string]bool{"ns/a": true, "ns/b": true}
+	rd := round{states: []replicaState{{Reconciled: map[string]string{"ns/a": "1"}}, {Reconciled: map[string]string{"ns/b": "2"}}}}
+	if !reconciledAll(rd, truth) {
+		t.Fatal("both Pods were reconciled")
+	}
+	rd.states = rd.states[:1]
+	if reconciledAll(rd, truth) {
+		t.Fatal("ns/b was not reconciled")
 	}
 }

@@ -100,6 +100,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&cfg.options.RenewDeadline, "renew-deadline", 0, "membership RenewDeadline (0: 10s)")
 	fs.DurationVar(&cfg.options.RetryPeriod, "retry-period", 0, "membership RetryPeriod (0: 2s)")
 	fs.DurationVar(&cfg.every, "status-every", cfg.every, "how often to print the status line")
+	fs.DurationVar(&cfg.work, "work", 0, "CPU time each reconcile spends (a busy loop), to stand for a CPU-bound reconciler")
 	fs.StringVar(&cfg.leaseKubeconfig, "lease-kubeconfig", "", "if set, reach the Leases with this kubeconfig instead of the cluster's (a connection of their own)")
 	fs.StringVar(&cfg.stateAddr, "state-addr", "", "if set, serve the replica's state as JSON at http://ADDR/state (e.g. 127.0.0.1:0; the address is printed)")
 	// ctrl.GetConfig reads --kubeconfig from the default flag set.
@@ -132,6 +133,8 @@ type config struct {
 	// leaseKubeconfig, if set, is the kubeconfig main builds
 	// options.Client from.
 	leaseKubeconfig string
+	// work is the CPU time each reconcile spends.
+	work time.Duration
 	// managerOptions, if set, adjusts the manager's options (tests give
 	// an in-process server a fixed RESTMapper).
 	managerOptions func(*manager.Options)
@@ -163,7 +166,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err := sharder.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	counter := &podCounter{cache: mgr.GetClient()}
+	counter := &podCounter{cache: mgr.GetClient(), work: cfg.work}
 	if err := ctrl.NewControllerManagedBy(mgr).
 		For(&corev1.Pod{}).
 		Complete(sharder.Reconciler(mgr.GetAPIReader(), &corev1.Pod{}, counter)); err != nil {
@@ -188,6 +191,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 // and counts the requests it served.
 type podCounter struct {
 	cache      client.Reader
+	work       time.Duration
 	reconciled atomic.Int64
 	deleted    atomic.Int64
 	// mu guards versions: the newest resourceVersion read per Pod.
@@ -240,6 +244,7 @@ func (p *podCounter) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	case err != nil:
 		return reconcile.Result{}, err
 	default:
+		busy(p.work)
 		p.reconciled.Add(1)
 		p.record(&pod)
 	}
@@ -268,3 +273,21 @@ func printStatus(ctx context.Context, identity string, s *sharding.Sharder, c ca
 		fmt.Fprintf(out, "%s: %s, %d pods cached, %d reconciled, %d deletions\n", identity, where, len(pods.Items), p.reconciled.Load(), p.deleted.Load())
 	}
 }
+
+// busy spends about d of CPU time in a loop, as a CPU-bound reconciler
+// would.
+func busy(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	x := uint64(1)
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		for range 1000 {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	sink.Store(x)
+}
+
+// sink keeps busy's loop from being optimised away.
+var sink atomic.Uint64

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/kcache/cache/sharding"
@@ -31,6 +32,9 @@ type replicaState struct {
 	// Reconciled maps each Pod the reconciler read from the cache to the
 	// newest resourceVersion it read.
 	Reconciled map[string]string `json:"reconciled"`
+	// HeapInuse is the process's heap in use, after two collections when
+	// the request asked for them (/state?gc=1).
+	HeapInuse uint64 `json:"heapInuse"`
 }
 
 // serveState serves the replica's state on addr until ctx ends, after
@@ -42,6 +46,10 @@ func serveState(ctx context.Context, addr, identity string, s *sharding.Sharder,
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/state", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("gc") == "1" {
+			runtime.GC()
+			runtime.GC()
+		}
 		st, err := currentState(r.Context(), identity, s, c, p)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
@@ -78,5 +86,8 @@ func currentState(ctx context.Context, identity string, s *sharding.Sharder, c c
 	for i := range pods.Items {
 		st.Cached[pods.Items[i].Namespace+"/"+pods.Items[i].Name] = pods.Items[i].ResourceVersion
 	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	st.HeapInuse = ms.HeapInuse
 	return st, nil
 }
