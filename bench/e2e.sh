@@ -63,6 +63,7 @@ header() {
   else
     echo "command: bench/e2e.sh $*"
   fi
+  [[ -n ${KAS_APISERVER_ARGS:-} ]] && echo "kas args: ${KAS_APISERVER_ARGS} (and ServiceAccount admission)"
   echo "date:    $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "machine: $(uname -a)"
   echo "cpus:    $(nproc)"
