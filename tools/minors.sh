@@ -229,6 +229,9 @@ for version in "${versions[@]}"; do
 		[ "${MINORS_KEEP:-}" = 1 ] || rm -rf "$dir"
 	else
 		echo "minors: $module on $version: FAILED ($((SECONDS - start))s); output in $dir/log:" >&2
+		# A failing test's report is usually far above the log's end, under
+		# other tests' klog lines: show it first.
+		grep -a -A 30 -- '--- FAIL' "$dir/log" | head -n 120 >&2
 		tail -n 40 "$dir/log" >&2
 		failed=1
 	fi
