@@ -2,12 +2,12 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: bench-scale-out bench-scale-out-quick membership-minors-test sharding-minors-test test-matrix plots release-check minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test sharding-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-scale bench-scale-sim bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
+.PHONY: bench-programs programs-test bench-scale-out bench-scale-out-quick membership-minors-test sharding-minors-test test-matrix plots release-check minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test sharding-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-scale bench-scale-sim bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
 
 # test runs TEST_TARGETS in order through tools/timed-targets.sh, which
 # prints each target's time as it ends (and a table at the end), so that a
 # run CI stops at its time limit still shows where the time went.
-TEST_TARGETS = fmt-check vet lint release-check unit minors-test bench-smoke compat clientgo-test clientgo-minors-test membership-test sharding-test examples-test bench-smoke-compare overlay-test integration k8s-suites-smoke ecosystem-smoke bench-e2e-quick bench-scale-out-quick
+TEST_TARGETS = fmt-check vet lint release-check unit minors-test bench-smoke compat clientgo-test clientgo-minors-test membership-test sharding-test examples-test bench-smoke-compare programs-test overlay-test integration k8s-suites-smoke ecosystem-smoke bench-e2e-quick bench-scale-out-quick
 test:
 	@MAKE="$(MAKE)" tools/timed-targets.sh $(TEST_TARGETS)
 
@@ -186,6 +186,21 @@ integration-recovery: .SHELLFLAGS := -o pipefail -c
 # (default 20000), CP_CHURN, CP_ROUNDS...: see controlplane/README.md.
 bench-control-plane:
 	CP_COMMAND="make bench-control-plane" GO=$(GO) controlplane/run.sh
+
+# bench-programs (opt-in, not in make test): two programs nobody here wrote,
+# sigs.k8s.io/descheduler v0.36.0 and sigs.k8s.io/kwok v0.8.0, each built on
+# stock client-go v0.36.1 and on the kcache overlay of it: KWOK managing 200
+# nodes and 20,000 pods on a fresh kas per variant (end states compared),
+# then the descheduler's dry-run cycles on that cluster (eviction decisions
+# compared). Writes bench/results/programs-<UTC>.txt. PROGRAMS_PODS,
+# PROGRAMS_NODES, PROGRAMS_ROUNDS...: see programs/README.md.
+bench-programs:
+	PROGRAMS_COMMAND="make bench-programs" GO=$(GO) programs/run.sh
+
+# programs-test runs the unit tests of bench-programs' driver, wrapper and
+# report (programs/, a module of its own).
+programs-test:
+	cd programs && $(GO) vet ./... && $(GO) test -race -count=1 ./...
 
 # integration-adoption-minors (opt-in, not in make test): integration/
 # adoption's controllers, stock and on the kcache overlay, moved to client-go
