@@ -10,7 +10,8 @@
 #      program's own go.mod resolves to) and kcache.mod (plus one replace of
 #      k8s.io/client-go); both binaries built, then the proof: go tool nm
 #      finds $PROOF_SYMBOL in every kcache binary and in no stock one;
-#   2. KWOK, per variant (kcache first): a fresh kas, KWOK under cmd/measure,
+#   2. KWOK, PROGRAMS_KWOK_ROUNDS rounds of both variants, the order
+#      alternating (kcache first in odd rounds): a fresh kas, KWOK under cmd/measure,
 #      cmd/driver creating the nodes and pods and waiting until every pod
 #      runs, PROGRAMS_IDLE of quiet, the end state, KWOK stopped;
 #   3. the descheduler, on the last cluster (KWOK stopped, so nothing
@@ -25,6 +26,8 @@
 #   PROGRAMS_IDLE    quiet after every pod runs, where KWOK's heap is read
 #                    (default 150s: the Go runtime forces a collection every 2 min)
 #   PROGRAMS_ROUNDS  descheduler processes per variant (default 3)
+#   PROGRAMS_KWOK_ROUNDS  KWOK runs per variant (default 2), the order
+#                    alternating (kcache first in odd rounds)
 #   PROGRAMS_CYCLES  dry-run cycles per process (default 3; the first is
 #                    reported apart, see README.md)
 #   PROGRAMS_INTERVAL  --descheduling-interval (default 15s)
@@ -47,6 +50,7 @@ PODS=${PROGRAMS_PODS:-20000}
 NODES=${PROGRAMS_NODES:-200}
 IDLE=${PROGRAMS_IDLE:-150s}
 ROUNDS=${PROGRAMS_ROUNDS:-3}
+KWOK_ROUNDS=${PROGRAMS_KWOK_ROUNDS:-2}
 CYCLES=${PROGRAMS_CYCLES:-3}
 INTERVAL=${PROGRAMS_INTERVAL:-15s}
 KWOK_PORT=${PROGRAMS_KWOK_PORT:-20248}
@@ -129,35 +133,39 @@ stop_all() { stop_kwok; "$KAS" stop >/dev/null 2>&1; }
 trap stop_all EXIT
 now() { date +%s.%N; }
 
-# 2. KWOK, per variant.
+# 2. KWOK, rounds of both variants.
 rm -rf "$WORK/runs"
-for v in kcache stock; do
-  t=$SECONDS
-  dir=$WORK/runs/kwok-$v
-  mkdir -p "$dir"
-  "$KAS" stop >/dev/null 2>&1
-  "$KAS" start >"$dir/kas-start.log" 2>&1 || { cat "$dir/kas-start.log" >&2; die "starting kas"; }
-  # shellcheck disable=SC1091
-  . "$KAS_CACHE_DIR/run/env"
-  start=$(now)
-  "$BIN/measure" -out "$dir/measure.json" -log "$dir/kwok.log" -- "$BIN/$v/kwok" "${kwok_stages[@]}" \
-    --kubeconfig="$KUBECONFIG" --manage-all-nodes=false \
-    --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake --node-lease-duration-seconds=40 \
-    --cidr=10.64.0.0/12 --node-ip=10.63.0.1 --server-address="127.0.0.1:$KWOK_PORT" &
-  kwok_pid=$!
-  "$BIN/driver" setup -nodes "$NODES" -pods "$PODS" -out "$dir/setup.json" 2>&1 | tee "$dir/driver.log" >&2
-  [[ ${PIPESTATUS[0]} == 0 ]] || die "KWOK ($v): setup, see $dir"
-  idle_from=$(now)
-  sleep "$IDLE"
-  idle_to=$(now)
-  "$BIN/driver" endstate -out "$dir/endstate.txt" || die "KWOK ($v): end state"
-  printf '%s\n%s\n%s\n' "$start" "$idle_from" "$idle_to" >"$dir/window.txt"
-  stop_kwok
-  [[ -s $dir/measure.json ]] || die "KWOK ($v) left no figures, see $dir/kwok.log"
-  took "kwok-$v" "SECONDS - t"
+for ((r = 1; r <= KWOK_ROUNDS; r++)); do
+  order=(kcache stock)
+  ((r % 2 == 0)) && order=(stock kcache)
+  for v in "${order[@]}"; do
+    t=$SECONDS
+    dir=$WORK/runs/kwok-$r-$v
+    mkdir -p "$dir"
+    "$KAS" stop >/dev/null 2>&1
+    "$KAS" start >"$dir/kas-start.log" 2>&1 || { cat "$dir/kas-start.log" >&2; die "starting kas"; }
+    # shellcheck disable=SC1091
+    . "$KAS_CACHE_DIR/run/env"
+    start=$(now)
+    "$BIN/measure" -out "$dir/measure.json" -log "$dir/kwok.log" -- "$BIN/$v/kwok" "${kwok_stages[@]}" \
+      --kubeconfig="$KUBECONFIG" --manage-all-nodes=false \
+      --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake --node-lease-duration-seconds=40 \
+      --cidr=10.64.0.0/12 --node-ip=10.63.0.1 --server-address="127.0.0.1:$KWOK_PORT" &
+    kwok_pid=$!
+    "$BIN/driver" setup -nodes "$NODES" -pods "$PODS" -out "$dir/setup.json" 2>&1 | tee "$dir/driver.log" >&2
+    [[ ${PIPESTATUS[0]} == 0 ]] || die "KWOK ($v): setup, see $dir"
+    idle_from=$(now)
+    sleep "$IDLE"
+    idle_to=$(now)
+    "$BIN/driver" endstate -out "$dir/endstate.txt" || die "KWOK ($v): end state"
+    printf '%s\n%s\n%s\n' "$start" "$idle_from" "$idle_to" >"$dir/window.txt"
+    stop_kwok
+    [[ -s $dir/measure.json ]] || die "KWOK ($v) left no figures, see $dir/kwok.log"
+    took "kwok-$r-$v" "SECONDS - t"
+  done
 done
 
-# 3. The descheduler on the stock run's cluster, now still.
+# 3. The descheduler on the last KWOK run's cluster, now still.
 t=$SECONDS
 "$BIN/driver" perturb -nodes "$NODES" || die "moving and tainting nodes"
 cat >"$WORK/policy.yaml" <<'YAML'
@@ -213,7 +221,7 @@ result=${PROGRAMS_RESULT:-$ROOT/bench/results/programs-$(date -u +%Y%m%dT%H%M%SZ
 mkdir -p "$(dirname "$result")"
 {
   echo "# make bench-programs result"
-  echo "command: ${PROGRAMS_COMMAND:-programs/run.sh} (PROGRAMS_PODS=$PODS PROGRAMS_NODES=$NODES PROGRAMS_IDLE=$IDLE PROGRAMS_ROUNDS=$ROUNDS PROGRAMS_CYCLES=$CYCLES PROGRAMS_INTERVAL=$INTERVAL)"
+  echo "command: ${PROGRAMS_COMMAND:-programs/run.sh} (PROGRAMS_PODS=$PODS PROGRAMS_NODES=$NODES PROGRAMS_IDLE=$IDLE PROGRAMS_ROUNDS=$ROUNDS PROGRAMS_KWOK_ROUNDS=$KWOK_ROUNDS PROGRAMS_CYCLES=$CYCLES PROGRAMS_INTERVAL=$INTERVAL)"
   echo "date:    $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "machine: $(uname -a)"
   echo "cpus:    $(nproc)"
@@ -224,12 +232,12 @@ mkdir -p "$(dirname "$result")"
   echo "kcache:  k8s.io/client-go $CLIENT_GO replaced by make overlay VERSION=$CLIENT_GO (tools/cache is kcache)"
   echo "proof:   go tool nm finds $PROOF_SYMBOL in both kcache binaries and in neither stock one:"
   sed 's/^/           /' "$WORK/proof.tsv"
-  echo "server:  kas ($(sed -n 's/^[[:space:]]*k8s.io\/kubernetes \(v[^ ]*\).*/kube-apiserver \1/p' "$ROOT/kas/go.mod" | head -1) + embedded etcd), a fresh one per KWOK run"
+  echo "server:  kas ($(sed -n 's/^[[:space:]]*k8s.io\/kubernetes \(v[^ ]*\).*/kube-apiserver \1/p' "$ROOT/kas/go.mod" | head -1) + embedded etcd), a fresh one per KWOK run; the descheduler on the last one's cluster"
   echo "heap:    from the Go runtime's GC trace (GODEBUG=gctrace=1, both variants); RSS and CPU from the process's rusage"
   echo "times:"
   sed 's/^/           /' "$times"
   echo
 } >"$WORK/header.txt"
-"$BIN/report" -runs "$WORK/runs" -header "$WORK/header.txt" -rounds "$ROUNDS" -cycles "$CYCLES" -out "$result" || die "report"
+"$BIN/report" -runs "$WORK/runs" -header "$WORK/header.txt" -rounds "$ROUNDS" -kwok-rounds "$KWOK_ROUNDS" -cycles "$CYCLES" -out "$result" || die "report"
 took total "SECONDS - began"
 cat "$result"

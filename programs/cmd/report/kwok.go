@@ -29,63 +29,84 @@ func readWindow(path string) (window, error) {
 func since(start, t float64) time.Duration { return time.Duration((t - start) * float64(time.Second)) }
 
 type kwokRuns struct {
+	rounds                                        int
 	allRunning, lag, liveHeap, peakHeap, rss, cpu pair
-	idleGCs                                       map[string]int
-	lines                                         map[string][]string
+	idleGCs                                       map[string][]int
+	lines                                         []string
 	equal                                         bool
+	differences                                   string
 }
 
-func readKWOK(runs string) (kwokRuns, error) {
-	k := kwokRuns{allRunning: pair{}, lag: pair{}, liveHeap: pair{}, peakHeap: pair{}, rss: pair{}, cpu: pair{},
-		idleGCs: map[string]int{}, lines: map[string][]string{}}
+// readKWOK reads every KWOK run: the figures are medians over a variant's
+// rounds, and every run's end state must equal the first's.
+func readKWOK(runs string, rounds int) (kwokRuns, error) {
+	k := kwokRuns{rounds: rounds, allRunning: pair{}, lag: pair{}, liveHeap: pair{}, peakHeap: pair{}, rss: pair{}, cpu: pair{},
+		idleGCs: map[string][]int{}, equal: true}
+	refName := ""
 	for _, v := range variants {
-		dir := filepath.Join(runs, "kwok-"+v)
-		p, err := readProcess(dir)
-		if err != nil {
-			return k, err
+		var allRunning, lag, live, peak, rss, cpu []float64
+		for r := 1; r <= rounds; r++ {
+			name := fmt.Sprintf("kwok-%d-%s", r, v)
+			dir := filepath.Join(runs, name)
+			p, err := readProcess(dir)
+			if err != nil {
+				return k, err
+			}
+			var s struct {
+				AllRunning     time.Duration `json:"all_running"`
+				LagAfterCreate time.Duration `json:"lag_after_create"`
+			}
+			if err := runstats.Read(filepath.Join(dir, "setup.json"), &s); err != nil {
+				return k, err
+			}
+			w, err := readWindow(filepath.Join(dir, "window.txt"))
+			if err != nil {
+				return k, err
+			}
+			state, err := os.ReadFile(filepath.Join(dir, "endstate.txt"))
+			if err != nil {
+				return k, fmt.Errorf("reading %s's end state: %w", name, err)
+			}
+			lines := strings.Split(strings.TrimSpace(string(state)), "\n")
+			if k.lines == nil {
+				k.lines, refName = lines, name
+			} else if d := difference(k.lines, lines, 20); d != "" {
+				k.equal = false
+				k.differences += fmt.Sprintf("  %s against %s (- that, + this):\n%s", name, refName, d)
+			}
+			heap, n := p.LiveMBBetween(since(w.start, w.idleFrom), since(w.start, w.idleTo))
+			if n == 0 {
+				// No collection in the window: the last one before its end.
+				heap, _ = p.LastLiveMBBefore(since(w.start, w.idleTo))
+			}
+			k.idleGCs[v] = append(k.idleGCs[v], n)
+			allRunning, lag = append(allRunning, s.AllRunning.Seconds()), append(lag, s.LagAfterCreate.Seconds())
+			live, peak, rss, cpu = append(live, heap), append(peak, p.PeakHeapMB()), append(rss, p.MaxRSSMB), append(cpu, p.CPU.Seconds())
 		}
-		var s struct {
-			AllRunning     time.Duration `json:"all_running"`
-			LagAfterCreate time.Duration `json:"lag_after_create"`
-		}
-		if err := runstats.Read(filepath.Join(dir, "setup.json"), &s); err != nil {
-			return k, err
-		}
-		w, err := readWindow(filepath.Join(dir, "window.txt"))
-		if err != nil {
-			return k, err
-		}
-		state, err := os.ReadFile(filepath.Join(dir, "endstate.txt"))
-		if err != nil {
-			return k, fmt.Errorf("reading %s's end state: %w", v, err)
-		}
-		k.lines[v] = strings.Split(strings.TrimSpace(string(state)), "\n")
-		k.allRunning[v], k.lag[v] = s.AllRunning.Seconds(), s.LagAfterCreate.Seconds()
-		k.liveHeap[v], k.idleGCs[v] = p.LiveMBBetween(since(w.start, w.idleFrom), since(w.start, w.idleTo))
-		if k.idleGCs[v] == 0 {
-			// No collection in the window: the last one before its end.
-			k.liveHeap[v], _ = p.LastLiveMBBefore(since(w.start, w.idleTo))
-		}
-		k.peakHeap[v], k.rss[v], k.cpu[v] = p.PeakHeapMB(), p.MaxRSSMB, p.CPU.Seconds()
+		k.allRunning[v], k.lag[v] = runstats.Median(allRunning), runstats.Median(lag)
+		k.liveHeap[v], k.peakHeap[v], k.rss[v], k.cpu[v] = runstats.Median(live), runstats.Median(peak), runstats.Median(rss), runstats.Median(cpu)
 	}
-	k.equal = difference(k.lines["stock"], k.lines["kcache"], 1) == "" && len(k.lines["stock"]) > 1
+	if len(k.lines) <= 1 {
+		k.equal = false
+		k.differences += "  the end state is empty\n"
+	}
 	return k, nil
 }
 
 func writeKWOK(b *strings.Builder, k kwokRuns) {
-	fmt.Fprintf(b, "## KWOK managing the nodes and pods (one run per variant, a fresh kas each)\n\n")
+	fmt.Fprintf(b, "## KWOK managing the nodes and pods (%d rounds per variant, the order alternating, a fresh kas each run; medians)\n\n", k.rounds)
 	fmt.Fprintf(b, "| | stock | kcache | kcache/stock |\n|---|---:|---:|---:|\n")
 	row(b, "time until every pod runs (from the first create)", "s", k.allRunning)
 	row(b, "of which after the last create", "s", k.lag)
-	fmt.Fprintf(b, "| live heap while idle (median of %d / %d GCs in the window; 0: the last before its end) | %.1f MB | %.1f MB | %.2f |\n",
+	fmt.Fprintf(b, "| live heap while idle (GCs in each run's window: %v / %v; 0: the last before its end) | %.1f MB | %.1f MB | %.2f |\n",
 		k.idleGCs["stock"], k.idleGCs["kcache"], k.liveHeap["stock"], k.liveHeap["kcache"], ratio(k.liveHeap))
 	row(b, "peak heap (largest heap a GC started at)", "MB", k.peakHeap)
 	row(b, "peak RSS", "MB", k.rss)
 	row(b, "CPU, whole run", "s", k.cpu)
-	fmt.Fprintf(b, "\nend state: %d lines (pods' node, phase, readiness, IP set; nodes Ready; Leases renewed in the last 40 s)\n", len(k.lines["stock"]))
-	fmt.Fprintf(b, "kwok end state equal: %t\n", k.equal)
-	if d := difference(k.lines["stock"], k.lines["kcache"], 20); d != "" {
-		fmt.Fprintf(b, "differences (- stock, + kcache):\n%s", d)
+	fmt.Fprintf(b, "\nend state: %d lines (pods' node, phase, readiness, IP set; nodes Ready; Leases renewed in the last 40 s)\n", len(k.lines))
+	fmt.Fprintf(b, "kwok end state equal (every run, both variants): %t\n", k.equal)
+	if k.differences != "" {
+		fmt.Fprintf(b, "differences:\n%s", k.differences)
 	}
 	b.WriteString("\n")
 }

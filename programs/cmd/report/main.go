@@ -20,10 +20,11 @@ func main() {
 	header := flag.String("header", "", "the header to start the file with")
 	rounds := flag.Int("rounds", 1, "descheduler rounds per variant")
 	cycles := flag.Int("cycles", 3, "descheduler cycles per process")
+	kwokRounds := flag.Int("kwok-rounds", 1, "KWOK runs per variant")
 	out := flag.String("out", "", "the result file")
 	flag.Parse()
 	var b strings.Builder
-	if err := report(&b, *runs, *header, *rounds, *cycles); err != nil {
+	if err := report(&b, *runs, *header, *rounds, *kwokRounds, *cycles); err != nil {
 		fmt.Fprintf(os.Stderr, "report: %v\n", err)
 		os.Exit(1)
 	}
@@ -33,13 +34,13 @@ func main() {
 	}
 }
 
-func report(b *strings.Builder, runs, header string, rounds, cycles int) error {
+func report(b *strings.Builder, runs, header string, rounds, kwokRounds, cycles int) error {
 	h, err := os.ReadFile(header)
 	if err != nil {
 		return fmt.Errorf("reading the header: %w", err)
 	}
 	b.Write(h)
-	kw, err := readKWOK(runs)
+	kw, err := readKWOK(runs, kwokRounds)
 	if err != nil {
 		return err
 	}

@@ -81,7 +81,7 @@ func writeRuns(t *testing.T, kwokState map[string]string, evictions map[string][
 		}
 	}
 	for v, live := range map[string]float64{"stock": 200, "kcache": 100} {
-		dir := filepath.Join(runs, "kwok-"+v)
+		dir := filepath.Join(runs, "kwok-1-"+v)
 		must(os.MkdirAll(dir, 0o755))
 		must(runstats.Write(filepath.Join(dir, "measure.json"), runstats.Process{
 			CPU: 60 * time.Second, MaxRSSMB: 2 * live, Wall: 100 * time.Second,
@@ -138,7 +138,7 @@ func TestReport_LastLine(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			runs := writeRuns(t, tc.state, tc.evictions)
 			var b strings.Builder
-			if err := report(&b, runs, filepath.Join(runs, "header.txt"), 2, 3); err != nil {
+			if err := report(&b, runs, filepath.Join(runs, "header.txt"), 2, 1, 3); err != nil {
 				t.Fatal(err)
 			}
 			if got := lastLine(b.String()); got != tc.want {
@@ -154,10 +154,10 @@ func TestReport_MissingRunIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	if err := report(&b, runs, filepath.Join(runs, "header.txt"), 2, 3); err == nil {
+	if err := report(&b, runs, filepath.Join(runs, "header.txt"), 2, 1, 3); err == nil {
 		t.Errorf("a round missing: no error")
 	}
-	if err := report(&b, writeRuns(t, map[string]string{"stock": "a\nb\n", "kcache": "a\nb\n"}, nil), filepath.Join(runs, "header.txt"), 1, 4); err == nil {
+	if err := report(&b, writeRuns(t, map[string]string{"stock": "a\nb\n", "kcache": "a\nb\n"}, nil), filepath.Join(runs, "header.txt"), 1, 1, 4); err == nil {
 		t.Errorf("fewer cycles than asked for: no error")
 	}
 }
