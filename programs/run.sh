@@ -11,7 +11,7 @@
 #      k8s.io/client-go); both binaries built, then the proof: go tool nm
 #      finds $PROOF_SYMBOL in every kcache binary and in no stock one;
 #   2. KWOK, PROGRAMS_KWOK_ROUNDS rounds of both variants, the order
-#      alternating (kcache first in odd rounds): a fresh kas, KWOK under cmd/measure,
+#      alternating (stock first in odd rounds): a fresh kas, KWOK under cmd/measure,
 #      cmd/driver creating the nodes and pods and waiting until every pod
 #      runs, PROGRAMS_IDLE of quiet, the end state, KWOK stopped;
 #   3. the descheduler, on the last cluster (KWOK stopped, so nothing
@@ -24,10 +24,10 @@
 #   PROGRAMS_PODS    pods (default 20000)
 #   PROGRAMS_NODES   KWOK nodes (default 200)
 #   PROGRAMS_IDLE    quiet after every pod runs, where KWOK's heap is read
-#                    (default 150s: the Go runtime forces a collection every 2 min)
+#                    (default 60s; with no collection in it, the last one before its end)
 #   PROGRAMS_ROUNDS  descheduler processes per variant (default 3)
-#   PROGRAMS_KWOK_ROUNDS  KWOK runs per variant (default 2), the order
-#                    alternating (kcache first in odd rounds)
+#   PROGRAMS_KWOK_ROUNDS  KWOK runs per variant (default 3), the order
+#                    alternating (stock first in odd rounds)
 #   PROGRAMS_CYCLES  dry-run cycles per process (default 3; the first is
 #                    reported apart, see README.md)
 #   PROGRAMS_INTERVAL  --descheduling-interval (default 15s)
@@ -48,9 +48,9 @@ DESCHEDULER=sigs.k8s.io/descheduler@v0.36.0
 KWOK=sigs.k8s.io/kwok@v0.8.0
 PODS=${PROGRAMS_PODS:-20000}
 NODES=${PROGRAMS_NODES:-200}
-IDLE=${PROGRAMS_IDLE:-150s}
+IDLE=${PROGRAMS_IDLE:-60s}
 ROUNDS=${PROGRAMS_ROUNDS:-3}
-KWOK_ROUNDS=${PROGRAMS_KWOK_ROUNDS:-2}
+KWOK_ROUNDS=${PROGRAMS_KWOK_ROUNDS:-3}
 CYCLES=${PROGRAMS_CYCLES:-3}
 INTERVAL=${PROGRAMS_INTERVAL:-15s}
 KWOK_PORT=${PROGRAMS_KWOK_PORT:-20248}
@@ -136,8 +136,8 @@ now() { date +%s.%N; }
 # 2. KWOK, rounds of both variants.
 rm -rf "$WORK/runs"
 for ((r = 1; r <= KWOK_ROUNDS; r++)); do
-  order=(kcache stock)
-  ((r % 2 == 0)) && order=(stock kcache)
+  order=(stock kcache)
+  ((r % 2 == 0)) && order=(kcache stock)
   for v in "${order[@]}"; do
     t=$SECONDS
     dir=$WORK/runs/kwok-$r-$v

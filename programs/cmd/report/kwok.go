@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -12,6 +14,31 @@ import (
 
 // window is when KWOK started and the idle window after every pod ran, as
 // run.sh wrote them to window.txt (Unix seconds, one per line).
+// stageFailed matches KWOK's log line for a stage it failed to apply (it
+// retries): many of them mean KWOK acted on a pod twice.
+var stageFailed = regexp.MustCompile(`"msg":"failed to apply stage"`)
+
+// countLines counts the lines of path that re matches.
+func countLines(path string, re *regexp.Regexp) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("opening %s: %w", path, err)
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
+	for sc.Scan() {
+		if re.Match(sc.Bytes()) {
+			n++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return n, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return n, nil
+}
+
 type window struct{ start, idleFrom, idleTo float64 }
 
 func readWindow(path string) (window, error) {
@@ -35,6 +62,9 @@ type kwokRuns struct {
 	lines                                         []string
 	equal                                         bool
 	differences                                   string
+	// perRun is one line per run: its figures and how often KWOK logged
+	// that it failed to apply a stage (and retried).
+	perRun []string
 }
 
 // readKWOK reads every KWOK run: the figures are medians over a variant's
@@ -80,6 +110,12 @@ func readKWOK(runs string, rounds int) (kwokRuns, error) {
 				heap, _ = p.LastLiveMBBefore(since(w.start, w.idleTo))
 			}
 			k.idleGCs[v] = append(k.idleGCs[v], n)
+			failed, err := countLines(filepath.Join(dir, "kwok.log"), stageFailed)
+			if err != nil {
+				return k, err
+			}
+			k.perRun = append(k.perRun, fmt.Sprintf("%s: every pod ran after %.1f s, live heap %.1f MB, peak heap %.1f MB, peak RSS %.1f MB, CPU %.1f s, stages failed and retried %d",
+				name, s.AllRunning.Seconds(), heap, p.PeakHeapMB(), p.MaxRSSMB, p.CPU.Seconds(), failed))
 			allRunning, lag = append(allRunning, s.AllRunning.Seconds()), append(lag, s.LagAfterCreate.Seconds())
 			live, peak, rss, cpu = append(live, heap), append(peak, p.PeakHeapMB()), append(rss, p.MaxRSSMB), append(cpu, p.CPU.Seconds())
 		}
@@ -103,6 +139,10 @@ func writeKWOK(b *strings.Builder, k kwokRuns) {
 	row(b, "peak heap (largest heap a GC started at)", "MB", k.peakHeap)
 	row(b, "peak RSS", "MB", k.rss)
 	row(b, "CPU, whole run", "s", k.cpu)
+	fmt.Fprintf(b, "\nper run (kwok-<round>-<variant>; which ran first in each round: see times above):\n")
+	for _, l := range k.perRun {
+		fmt.Fprintf(b, "  %s\n", l)
+	}
 	fmt.Fprintf(b, "\nend state: %d lines (pods' node, phase, readiness, IP set; nodes Ready; Leases renewed in the last 40 s)\n", len(k.lines))
 	fmt.Fprintf(b, "kwok end state equal (every run, both variants): %t\n", k.equal)
 	if k.differences != "" {

@@ -90,6 +90,7 @@ func writeRuns(t *testing.T, kwokState map[string]string, evictions map[string][
 		must(runstats.Write(filepath.Join(dir, "setup.json"), map[string]any{"all_running": 90 * time.Second, "lag_after_create": 2 * time.Second}))
 		must(os.WriteFile(filepath.Join(dir, "window.txt"), []byte("1000\n1090\n1098\n"), 0o644))
 		must(os.WriteFile(filepath.Join(dir, "endstate.txt"), []byte(kwokState[v]), 0o644))
+		must(os.WriteFile(filepath.Join(dir, "kwok.log"), []byte(`{"level":"ERROR","msg":"failed to apply stage","err":"x"}`+"\n{\"msg\":\"Patch pod\"}\n"), 0o644))
 		for r := 1; r <= 2; r++ {
 			dir := filepath.Join(runs, fmt.Sprintf("descheduler-%d-%s", r, v))
 			must(os.MkdirAll(dir, 0o755))
@@ -140,6 +141,9 @@ func TestReport_LastLine(t *testing.T) {
 			var b strings.Builder
 			if err := report(&b, runs, filepath.Join(runs, "header.txt"), 2, 1, 3); err != nil {
 				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), "kwok-1-kcache: every pod ran after 90.0 s, live heap 100.0 MB, peak heap 300.0 MB, peak RSS 200.0 MB, CPU 60.0 s, stages failed and retried 1") {
+				t.Errorf("the per-run line of kwok-1-kcache is missing or wrong:\n%s", b.String())
 			}
 			if got := lastLine(b.String()); got != tc.want {
 				t.Errorf("last line:\n got %s\nwant %s\nwhole report:\n%s", got, tc.want, b.String())
