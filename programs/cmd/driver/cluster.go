@@ -67,8 +67,6 @@ type plan struct {
 	nodes, pods int
 }
 
-func (p plan) groups() int { return (p.pods + groupSize - 1) / groupSize }
-
 // node is where pod i of the plan runs.
 func (p plan) node(i int) int {
 	g := i / groupSize
