@@ -57,7 +57,7 @@ func since(start, t float64) time.Duration { return time.Duration((t - start) * 
 
 type kwokRuns struct {
 	rounds                                        int
-	allRunning, lag, liveHeap, peakHeap, rss, cpu pair
+	nodesReady, allRunning, lag, liveHeap, peakHeap, rss, cpu pair
 	idleGCs                                       map[string][]int
 	lines                                         []string
 	equal                                         bool
@@ -70,11 +70,11 @@ type kwokRuns struct {
 // readKWOK reads every KWOK run: the figures are medians over a variant's
 // rounds, and every run's end state must equal the first's.
 func readKWOK(runs string, rounds int) (kwokRuns, error) {
-	k := kwokRuns{rounds: rounds, allRunning: pair{}, lag: pair{}, liveHeap: pair{}, peakHeap: pair{}, rss: pair{}, cpu: pair{},
+	k := kwokRuns{rounds: rounds, nodesReady: pair{}, allRunning: pair{}, lag: pair{}, liveHeap: pair{}, peakHeap: pair{}, rss: pair{}, cpu: pair{},
 		idleGCs: map[string][]int{}, equal: true}
 	refName := ""
 	for _, v := range variants {
-		var allRunning, lag, live, peak, rss, cpu []float64
+		var nodesReady, allRunning, lag, live, peak, rss, cpu []float64
 		for r := 1; r <= rounds; r++ {
 			name := fmt.Sprintf("kwok-%d-%s", r, v)
 			dir := filepath.Join(runs, name)
@@ -83,6 +83,7 @@ func readKWOK(runs string, rounds int) (kwokRuns, error) {
 				return k, err
 			}
 			var s struct {
+				NodesReady     time.Duration `json:"nodes_ready"`
 				AllRunning     time.Duration `json:"all_running"`
 				LagAfterCreate time.Duration `json:"lag_after_create"`
 			}
@@ -116,9 +117,11 @@ func readKWOK(runs string, rounds int) (kwokRuns, error) {
 			}
 			k.perRun = append(k.perRun, fmt.Sprintf("%s: every pod ran after %.1f s, live heap %.1f MB, peak heap %.1f MB, peak RSS %.1f MB, CPU %.1f s, stages failed and retried %d",
 				name, s.AllRunning.Seconds(), heap, p.PeakHeapMB(), p.MaxRSSMB, p.CPU.Seconds(), failed))
+			nodesReady = append(nodesReady, s.NodesReady.Seconds())
 			allRunning, lag = append(allRunning, s.AllRunning.Seconds()), append(lag, s.LagAfterCreate.Seconds())
 			live, peak, rss, cpu = append(live, heap), append(peak, p.PeakHeapMB()), append(rss, p.MaxRSSMB), append(cpu, p.CPU.Seconds())
 		}
+		k.nodesReady[v] = runstats.Median(nodesReady)
 		k.allRunning[v], k.lag[v] = runstats.Median(allRunning), runstats.Median(lag)
 		k.liveHeap[v], k.peakHeap[v], k.rss[v], k.cpu[v] = runstats.Median(live), runstats.Median(peak), runstats.Median(rss), runstats.Median(cpu)
 	}
@@ -132,8 +135,9 @@ func readKWOK(runs string, rounds int) (kwokRuns, error) {
 func writeKWOK(b *strings.Builder, k kwokRuns) {
 	fmt.Fprintf(b, "## KWOK managing the nodes and pods (%d rounds per variant, the order alternating, a fresh kas each run; medians)\n\n", k.rounds)
 	fmt.Fprintf(b, "| | stock | kcache | kcache/stock |\n|---|---:|---:|---:|\n")
-	row(b, "time until every pod runs (from the first create)", "s", k.allRunning)
-	row(b, "of which after the last create", "s", k.lag)
+	row(b, "time until every node is Ready (from the first node create; pods are created after)", "s", k.nodesReady)
+	row(b, "time until every pod runs (from the first pod create)", "s", k.allRunning)
+	row(b, "of which after the last pod create", "s", k.lag)
 	fmt.Fprintf(b, "| live heap while idle (GCs in each run's window: %v / %v; 0: the last before its end) | %.1f MB | %.1f MB | %.2f |\n",
 		k.idleGCs["stock"], k.idleGCs["kcache"], k.liveHeap["stock"], k.liveHeap["kcache"], ratio(k.liveHeap))
 	row(b, "peak heap (largest heap a GC started at)", "MB", k.peakHeap)

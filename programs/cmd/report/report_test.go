@@ -87,7 +87,7 @@ func writeRuns(t *testing.T, kwokState map[string]string, evictions map[string][
 			CPU: 60 * time.Second, MaxRSSMB: 2 * live, Wall: 100 * time.Second,
 			GCs: []runstats.GC{{At: 10 * time.Second, StartMB: 3 * live, LiveMB: live / 2}, {At: 95 * time.Second, StartMB: live * 1.5, LiveMB: live}},
 		}))
-		must(runstats.Write(filepath.Join(dir, "setup.json"), map[string]any{"all_running": 90 * time.Second, "lag_after_create": 2 * time.Second}))
+		must(runstats.Write(filepath.Join(dir, "setup.json"), map[string]any{"nodes_ready": 1500 * time.Millisecond, "all_running": 90 * time.Second, "lag_after_create": 2 * time.Second}))
 		must(os.WriteFile(filepath.Join(dir, "window.txt"), []byte("1000\n1090\n1098\n"), 0o644))
 		must(os.WriteFile(filepath.Join(dir, "endstate.txt"), []byte(kwokState[v]), 0o644))
 		must(os.WriteFile(filepath.Join(dir, "kwok.log"), []byte(`{"level":"ERROR","msg":"failed to apply stage","err":"x"}`+"\n{\"msg\":\"Patch pod\"}\n"), 0o644))
@@ -141,6 +141,9 @@ func TestReport_LastLine(t *testing.T) {
 			var b strings.Builder
 			if err := report(&b, runs, filepath.Join(runs, "header.txt"), 2, 1, 3); err != nil {
 				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), "| time until every node is Ready (from the first node create; pods are created after) | 1.5 s | 1.5 s | 1.00 |") {
+				t.Errorf("no nodes-Ready row in\n%s", b.String())
 			}
 			if !strings.Contains(b.String(), "kwok-1-kcache: every pod ran after 90.0 s, live heap 100.0 MB, peak heap 300.0 MB, peak RSS 200.0 MB, CPU 60.0 s, stages failed and retried 1") {
 				t.Errorf("the per-run line of kwok-1-kcache is missing or wrong:\n%s", b.String())
