@@ -56,12 +56,12 @@ func readWindow(path string) (window, error) {
 func since(start, t float64) time.Duration { return time.Duration((t - start) * float64(time.Second)) }
 
 type kwokRuns struct {
-	rounds                                        int
+	rounds                                                    int
 	nodesReady, allRunning, lag, liveHeap, peakHeap, rss, cpu pair
-	idleGCs                                       map[string][]int
-	lines                                         []string
-	equal                                         bool
-	differences                                   string
+	idleGCs                                                   map[string][]int
+	lines                                                     []string
+	equal                                                     bool
+	differences                                               string
 	// perRun is one line per run: its figures and how often KWOK logged
 	// that it failed to apply a stage (and retried).
 	perRun []string
