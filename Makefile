@@ -2,7 +2,7 @@
 GO ?= go
 PKGS ?= ./...
 
-.PHONY: bench-programs programs-test bench-scale-out bench-scale-out-quick membership-minors-test sharding-minors-test test-matrix plots release-check minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test sharding-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-scale bench-scale-sim bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
+.PHONY: bench-programs bench-programs-kwok-race programs-test bench-scale-out bench-scale-out-quick membership-minors-test sharding-minors-test test-matrix plots release-check minors-test clientgo-minors-test bench-guard test lint overlay overlay-releases overlay-test clientgo-test membership-test sharding-test ecosystem ecosystem-smoke demo examples-test bench-e2e bench-e2e-quick bench-scale bench-scale-sim bench-compare bench-smoke-compare fmt-check vet unit compat integration bench bench-smoke cover fuzz soak integration-shard-bench integration-adoption-minors integration-recovery bench-control-plane k8s-suites k8s-suites-smoke
 
 # test runs TEST_TARGETS in order through tools/timed-targets.sh, which
 # prints each target's time as it ends (and a table at the end), so that a
@@ -196,6 +196,15 @@ bench-control-plane:
 # PROGRAMS_NODES, PROGRAMS_ROUNDS...: see programs/README.md.
 bench-programs:
 	PROGRAMS_COMMAND="make bench-programs" GO=$(GO) programs/run.sh
+
+# bench-programs-kwok-race (opt-in): KWOK v0.8.0, both builds at debug
+# level, with nodes and pods created at once (1,000 pods, 20 nodes), to show
+# the race in KWOK that bench-programs avoids by creating the pods once every
+# node is Ready: pod events dropped, pods left Pending, per build. Writes
+# bench/results/kwok-race-<UTC>.txt. PROGRAMS_KWOK_RACE runs per build
+# (default 6): see programs/README.md.
+bench-programs-kwok-race:
+	PROGRAMS_COMMAND="make bench-programs-kwok-race" PROGRAMS_KWOK_RACE=$${PROGRAMS_KWOK_RACE:-6} GO=$(GO) programs/run.sh
 
 # programs-test runs the unit tests of bench-programs' driver, wrapper and
 # report (programs/, a module of its own).

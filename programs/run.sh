@@ -20,6 +20,15 @@
 #      alternating, each stopped after PROGRAMS_CYCLES cycles;
 #   4. cmd/report writes the result file.
 #
+# With PROGRAMS_KWOK_RACE=N (make bench-programs-kwok-race), step 1 and then
+# N rounds of both KWOK builds at debug level, the order alternating, with
+# the nodes and pods created at once and a bounded wait, to show the Lease
+# race of KWOK v0.8.0 that step 2 avoids by creating the pods once every
+# node is Ready (README.md); cmd/report -kwok-race writes
+# ../bench/results/kwok-race-<UTC>.txt. PROGRAMS_PODS and PROGRAMS_NODES
+# default to 1000 and 20 there, PROGRAMS_RACE_WAIT (default 60s) bounds
+# each run's wait.
+#
 # Environment:
 #   PROGRAMS_PODS    pods (default 20000)
 #   PROGRAMS_NODES   KWOK nodes (default 200)
@@ -46,8 +55,15 @@ PROOF_SYMBOL='k8s.io/client-go/tools/cache/internal/dedup.(*Table)'
 CLIENT_GO=v0.36.1 # what both programs' releases require
 DESCHEDULER=sigs.k8s.io/descheduler@v0.36.0
 KWOK=sigs.k8s.io/kwok@v0.8.0
-PODS=${PROGRAMS_PODS:-20000}
-NODES=${PROGRAMS_NODES:-200}
+RACE=${PROGRAMS_KWOK_RACE:-0}
+if ((RACE > 0)); then
+  PODS=${PROGRAMS_PODS:-1000}
+  NODES=${PROGRAMS_NODES:-20}
+else
+  PODS=${PROGRAMS_PODS:-20000}
+  NODES=${PROGRAMS_NODES:-200}
+fi
+RACE_WAIT=${PROGRAMS_RACE_WAIT:-60s}
 IDLE=${PROGRAMS_IDLE:-60s}
 ROUNDS=${PROGRAMS_ROUNDS:-3}
 KWOK_ROUNDS=${PROGRAMS_KWOK_ROUNDS:-3}
@@ -132,6 +148,68 @@ stop_kwok() {
 stop_all() { stop_kwok; "$KAS" stop >/dev/null 2>&1; }
 trap stop_all EXIT
 now() { date +%s.%N; }
+# kwok_args is KWOK's command line, after the kas env file is read.
+kwok_env() {
+  # shellcheck disable=SC1091
+  . "$KAS_CACHE_DIR/run/env"
+  kwok_args=("${kwok_stages[@]}" --kubeconfig="$KUBECONFIG" --manage-all-nodes=false
+    --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake --node-lease-duration-seconds=40
+    --cidr=10.64.0.0/12 --node-ip=10.63.0.1 --server-address="127.0.0.1:$KWOK_PORT")
+}
+fresh_kas() {
+  "$KAS" stop >/dev/null 2>&1
+  "$KAS" start >"$1/kas-start.log" 2>&1 || { cat "$1/kas-start.log" >&2; die "starting kas"; }
+  kwok_env
+}
+
+# header KIND: the result file's header lines common to both targets.
+header() {
+  echo "# make $1 result"
+  echo "command: ${PROGRAMS_COMMAND:-programs/run.sh} (PROGRAMS_PODS=$PODS PROGRAMS_NODES=$NODES $2)"
+  echo "date:    $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "machine: $(uname -a)"
+  echo "cpus:    $(nproc)"
+  echo "go:      $("$GO" version)"
+  echo "commit:  $(git -C "$ROOT" rev-parse HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
+  echo "stock:   k8s.io/client-go $CLIENT_GO (what both releases require)"
+  echo "kcache:  k8s.io/client-go $CLIENT_GO replaced by make overlay VERSION=$CLIENT_GO (tools/cache is kcache)"
+  echo "proof:   go tool nm finds $PROOF_SYMBOL in both kcache binaries and in neither stock one:"
+  sed 's/^/           /' "$WORK/proof.tsv"
+}
+
+# The race runs (PROGRAMS_KWOK_RACE): KWOK at debug level, where it logs
+# each pod event it drops; nodes and pods created at once.
+if ((RACE > 0)); then
+  rm -rf "$WORK/runs"
+  for ((r = 1; r <= RACE; r++)); do
+    order=(stock kcache)
+    ((r % 2 == 0)) && order=(kcache stock)
+    for v in "${order[@]}"; do
+      dir=$WORK/runs/kwok-race-$r-$v
+      mkdir -p "$dir"
+      fresh_kas "$dir"
+      "$BIN/$v/kwok" "${kwok_args[@]}" --v=DEBUG >"$dir/kwok.log" 2>&1 &
+      kwok_pid=$!
+      "$BIN/driver" setup -nodes "$NODES" -pods "$PODS" -nodes-first=false -wait "$RACE_WAIT" -out "$dir/setup.json" >"$dir/driver.log" 2>&1 ||
+        say "kwok-race-$r-$v: not every pod ran within $RACE_WAIT"
+      "$BIN/driver" endstate -out "$dir/endstate.txt" || die "KWOK race ($v): end state"
+      stop_kwok
+      say "kwok-race-$r-$v done"
+    done
+  done
+  stop_all
+  result=${PROGRAMS_RESULT:-$ROOT/bench/results/kwok-race-$(date -u +%Y%m%dT%H%M%SZ).txt}
+  mkdir -p "$(dirname "$result")"
+  {
+    header bench-programs-kwok-race "PROGRAMS_KWOK_RACE=$RACE PROGRAMS_RACE_WAIT=$RACE_WAIT"
+    echo "program: $KWOK cmd/kwok, unedited, at --v=DEBUG; cmd/driver setup -nodes-first=false (nodes and pods created at once)"
+    echo
+  } >"$WORK/header.txt"
+  "$BIN/report" -kwok-race -runs "$WORK/runs" -header "$WORK/header.txt" -kwok-rounds "$RACE" -out "$result" || die "report"
+  took total "SECONDS - began"
+  cat "$result"
+  exit 0
+fi
 
 # 2. KWOK, rounds of both variants.
 rm -rf "$WORK/runs"
@@ -142,15 +220,9 @@ for ((r = 1; r <= KWOK_ROUNDS; r++)); do
     t=$SECONDS
     dir=$WORK/runs/kwok-$r-$v
     mkdir -p "$dir"
-    "$KAS" stop >/dev/null 2>&1
-    "$KAS" start >"$dir/kas-start.log" 2>&1 || { cat "$dir/kas-start.log" >&2; die "starting kas"; }
-    # shellcheck disable=SC1091
-    . "$KAS_CACHE_DIR/run/env"
+    fresh_kas "$dir"
     start=$(now)
-    "$BIN/measure" -out "$dir/measure.json" -log "$dir/kwok.log" -- "$BIN/$v/kwok" "${kwok_stages[@]}" \
-      --kubeconfig="$KUBECONFIG" --manage-all-nodes=false \
-      --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake --node-lease-duration-seconds=40 \
-      --cidr=10.64.0.0/12 --node-ip=10.63.0.1 --server-address="127.0.0.1:$KWOK_PORT" &
+    "$BIN/measure" -out "$dir/measure.json" -log "$dir/kwok.log" -- "$BIN/$v/kwok" "${kwok_args[@]}" &
     kwok_pid=$!
     "$BIN/driver" setup -nodes "$NODES" -pods "$PODS" -out "$dir/setup.json" 2>&1 | tee "$dir/driver.log" >&2
     [[ ${PIPESTATUS[0]} == 0 ]] || die "KWOK ($v): setup, see $dir"
@@ -220,18 +292,8 @@ stop_all
 result=${PROGRAMS_RESULT:-$ROOT/bench/results/programs-$(date -u +%Y%m%dT%H%M%SZ).txt}
 mkdir -p "$(dirname "$result")"
 {
-  echo "# make bench-programs result"
-  echo "command: ${PROGRAMS_COMMAND:-programs/run.sh} (PROGRAMS_PODS=$PODS PROGRAMS_NODES=$NODES PROGRAMS_IDLE=$IDLE PROGRAMS_ROUNDS=$ROUNDS PROGRAMS_KWOK_ROUNDS=$KWOK_ROUNDS PROGRAMS_CYCLES=$CYCLES PROGRAMS_INTERVAL=$INTERVAL)"
-  echo "date:    $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "machine: $(uname -a)"
-  echo "cpus:    $(nproc)"
-  echo "go:      $("$GO" version)"
-  echo "commit:  $(git -C "$ROOT" rev-parse HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
+  header bench-programs "PROGRAMS_IDLE=$IDLE PROGRAMS_ROUNDS=$ROUNDS PROGRAMS_KWOK_ROUNDS=$KWOK_ROUNDS PROGRAMS_CYCLES=$CYCLES PROGRAMS_INTERVAL=$INTERVAL"
   echo "programs: $DESCHEDULER cmd/descheduler and $KWOK cmd/kwok, unedited, each built from a module requiring only its release"
-  echo "stock:   k8s.io/client-go $CLIENT_GO (what both releases require)"
-  echo "kcache:  k8s.io/client-go $CLIENT_GO replaced by make overlay VERSION=$CLIENT_GO (tools/cache is kcache)"
-  echo "proof:   go tool nm finds $PROOF_SYMBOL in both kcache binaries and in neither stock one:"
-  sed 's/^/           /' "$WORK/proof.tsv"
   echo "server:  kas ($(sed -n 's/^[[:space:]]*k8s.io\/kubernetes \(v[^ ]*\).*/kube-apiserver \1/p' "$ROOT/kas/go.mod" | head -1) + embedded etcd), a fresh one per KWOK run; the descheduler on the last one's cluster"
   echo "heap:    from the Go runtime's GC trace (GODEBUG=gctrace=1, both variants); RSS and CPU from the process's rusage"
   echo "times:"

@@ -13,7 +13,8 @@ import (
 // The benchmark figures of README.md and of the pages under docs/ are held
 // to the result files the make targets write under bench/results/
 // (compare-*.txt, e2e-*.txt, guard-*.txt, recovery-*.txt,
-// control-plane-*.txt, scale-*.txt, scale-sim-*.txt, programs-*.txt). The figures checked, as docs/benchmarks.md says:
+// control-plane-*.txt, scale-*.txt, scale-sim-*.txt, programs-*.txt,
+// kwok-race-*.txt). The figures checked, as docs/benchmarks.md says:
 //
 //   - every block of a page (a paragraph or a list item) that names a
 //     result file, bench/results/<kind>-<UTC>.txt: each of its figures must
@@ -48,7 +49,7 @@ var sectionKinds = map[string]string{
 }
 
 var (
-	resultFileRE = regexp.MustCompile(`bench/results/((compare|e2e|guard|recovery|control-plane|scale|scale-sim|programs)-\d{8}T\d{6}Z\.txt)`)
+	resultFileRE = regexp.MustCompile(`bench/results/((compare|e2e|guard|recovery|control-plane|scale|scale-sim|programs|kwok-race)-\d{8}T\d{6}Z\.txt)`)
 	figureRE     = regexp.MustCompile(`(^|[^\w.\-/#:=])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?:x|×|k)?(?:$|[^\w])`)
 	commandRE    = regexp.MustCompile("`(?:make|go|cd) [^`]*`")
 )

@@ -1,7 +1,8 @@
 // Command driver builds and reads the cluster of make bench-programs on
 // kas (KUBECONFIG):
 //
-//	driver setup -nodes N -pods P -out setup.json   nodes and pods, then waits until every pod runs
+//	driver setup -nodes N -pods P -out setup.json   nodes, then (once Ready) pods, then waits until every pod runs
+//	             [-nodes-first=false] [-wait D]  nodes and pods at once; the longest wait
 //	driver endstate -out state.txt                  the cluster as sorted lines, for comparing runs
 //	driver perturb -nodes N                          moves and taints nodes for the descheduler
 package main
@@ -13,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -27,6 +29,8 @@ func main() {
 	pods := fs.Int("pods", 20000, "pods")
 	out := fs.String("out", "", "output file")
 	workers := fs.Int("workers", 16, "parallel creates")
+	nodesFirst := fs.Bool("nodes-first", true, "setup: create the pods once every node is Ready")
+	wait := fs.Duration("wait", 45*time.Minute, "setup: the longest wait for the nodes, and for the pods")
 	_ = fs.Parse(os.Args[2:])
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
@@ -35,7 +39,7 @@ func main() {
 		p := plan{nodes: *nodes, pods: *pods}
 		switch os.Args[1] {
 		case "setup":
-			err = setup(ctx, c, p, *workers, *out)
+			err = setup(ctx, c, p, setupOptions{workers: *workers, nodesFirst: *nodesFirst, wait: *wait}, *out)
 		case "endstate":
 			err = writeEndState(ctx, c, *out)
 		case "perturb":

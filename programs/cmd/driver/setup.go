@@ -27,7 +27,16 @@ type Setup struct {
 	LagAfterCreate time.Duration `json:"lag_after_create"` // AllRunning - Created
 }
 
-const setupTimeout = 45 * time.Minute
+// setupOptions are setup's knobs.
+type setupOptions struct {
+	workers int
+	// nodesFirst waits until KWOK has every node Ready before any pod is
+	// created (see setup); without it nodes and pods are created at once,
+	// which bench-programs-kwok-race uses to show KWOK's race.
+	nodesFirst bool
+	// wait bounds each wait, for the nodes and for the pods.
+	wait time.Duration
+}
 
 // setup creates the namespaces and the nodes, waits until KWOK has every
 // node Ready, then creates the pods and waits until every one runs.
@@ -39,7 +48,7 @@ const setupTimeout = 45 * time.Minute
 // creation can be dropped the same way. A pod both miss stays Pending for
 // good. KWOK plays a node's stages only once it holds the node's Lease, so
 // a Ready node is one whose pods are no longer dropped.
-func setup(ctx context.Context, c kubernetes.Interface, p plan, workers int, out string) error {
+func setup(ctx context.Context, c kubernetes.Interface, p plan, o setupOptions, out string) error {
 	begin := time.Now()
 	for i := range namespaces {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s%d", namespaceBase, i)}}
@@ -47,19 +56,22 @@ func setup(ctx context.Context, c kubernetes.Interface, p plan, workers int, out
 			return fmt.Errorf("creating namespace %s: %w", ns.Name, err)
 		}
 	}
-	if err := parallel(ctx, p.nodes, workers, func(i int) error {
+	if err := parallel(ctx, p.nodes, o.workers, func(i int) error {
 		_, err := c.CoreV1().Nodes().Create(ctx, fakeNode(i), metav1.CreateOptions{})
 		return err
 	}); err != nil {
 		return fmt.Errorf("creating nodes: %w", err)
 	}
-	if err := waitNodesReady(ctx, c, p); err != nil {
-		return err
+	s := Setup{Nodes: p.nodes, Pods: p.pods}
+	if o.nodesFirst {
+		if err := waitNodesReady(ctx, c, p, o.wait); err != nil {
+			return err
+		}
+		s.NodesReady = time.Since(begin)
+		log.Printf("every node was Ready after %s", s.NodesReady.Round(time.Millisecond))
 	}
-	s := Setup{Nodes: p.nodes, Pods: p.pods, NodesReady: time.Since(begin)}
-	log.Printf("every node was Ready after %s", s.NodesReady.Round(time.Millisecond))
 	start := time.Now()
-	if err := parallel(ctx, p.pods, workers, func(i int) error {
+	if err := parallel(ctx, p.pods, o.workers, func(i int) error {
 		pod := p.pod(i)
 		_, err := c.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 		return err
@@ -68,7 +80,7 @@ func setup(ctx context.Context, c kubernetes.Interface, p plan, workers int, out
 	}
 	s.Created = time.Since(start)
 	log.Printf("created %d pods in %s", p.pods, s.Created.Round(time.Second))
-	if err := waitRunning(ctx, c, p, start); err != nil {
+	if err := waitRunning(ctx, c, p, start, o.wait); err != nil {
 		return err
 	}
 	s.AllRunning = time.Since(start)
@@ -104,8 +116,8 @@ func parallel(ctx context.Context, n, workers int, do func(int) error) error {
 }
 
 // waitNodesReady polls until every node is Ready.
-func waitNodesReady(ctx context.Context, c kubernetes.Interface, p plan) error {
-	deadline := time.Now().Add(setupTimeout)
+func waitNodesReady(ctx context.Context, c kubernetes.Interface, p plan, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
 	for {
 		nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -121,7 +133,7 @@ func waitNodesReady(ctx context.Context, c kubernetes.Interface, p plan) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("after %s, %d of %d nodes Ready", setupTimeout, ready, p.nodes)
+			return fmt.Errorf("after %s, %d of %d nodes Ready", wait, ready, p.nodes)
 		}
 		select {
 		case <-ctx.Done():
@@ -133,8 +145,8 @@ func waitNodesReady(ctx context.Context, c kubernetes.Interface, p plan) error {
 
 // waitRunning polls until every node is Ready and every pod Running and
 // Ready, logging progress.
-func waitRunning(ctx context.Context, c kubernetes.Interface, p plan, start time.Time) error {
-	deadline := time.Now().Add(setupTimeout)
+func waitRunning(ctx context.Context, c kubernetes.Interface, p plan, start time.Time, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
 	for {
 		st, err := readState(ctx, c)
 		if err != nil {
@@ -147,7 +159,7 @@ func waitRunning(ctx context.Context, c kubernetes.Interface, p plan, start time
 		log.Printf("%s: %d of %d nodes Ready, %d of %d pods Running and Ready",
 			time.Since(start).Round(time.Second), nodes, p.nodes, pods, p.pods)
 		if time.Now().After(deadline) {
-			return fmt.Errorf("after %s, %d of %d nodes Ready and %d of %d pods running", setupTimeout, nodes, p.nodes, pods, p.pods)
+			return fmt.Errorf("after %s, %d of %d nodes Ready and %d of %d pods running", wait, nodes, p.nodes, pods, p.pods)
 		}
 		select {
 		case <-ctx.Done():

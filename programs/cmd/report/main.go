@@ -1,6 +1,8 @@
 // Command report writes make bench-programs' result file from the runs
-// run.sh left in -runs: KWOK stock and kcache (kwok-<variant>/) and the
-// descheduler's dry-run cycles (descheduler-<round>-<variant>/).
+// run.sh left in -runs: KWOK stock and kcache (kwok-<round>-<variant>/) and
+// the descheduler's dry-run cycles (descheduler-<round>-<variant>/). With
+// -kwok-race it writes make bench-programs-kwok-race's instead, from
+// kwok-race-<round>-<variant>/.
 package main
 
 import (
@@ -21,10 +23,17 @@ func main() {
 	rounds := flag.Int("rounds", 1, "descheduler rounds per variant")
 	cycles := flag.Int("cycles", 3, "descheduler cycles per process")
 	kwokRounds := flag.Int("kwok-rounds", 1, "KWOK runs per variant")
+	race := flag.Bool("kwok-race", false, "report the KWOK race runs (-kwok-rounds of them per build)")
 	out := flag.String("out", "", "the result file")
 	flag.Parse()
 	var b strings.Builder
-	if err := report(&b, *runs, *header, *rounds, *kwokRounds, *cycles); err != nil {
+	var err error
+	if *race {
+		err = reportRace(&b, *runs, *header, *kwokRounds)
+	} else {
+		err = report(&b, *runs, *header, *rounds, *kwokRounds, *cycles)
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "report: %v\n", err)
 		os.Exit(1)
 	}
