@@ -24,6 +24,7 @@ var rows = []row{
 	{"peak heap, initial list", func(r result) float64 { return r.SyncPeakHeap }, "MiB"},
 	{"peak live heap, initial list", func(r result) float64 { return r.SyncPeakLive }, "MiB"},
 	{"steady heap after sync (GC)", func(r result) float64 { return r.SteadyHeap }, "MiB"},
+	{"steady live heap after sync (GC)", func(r result) float64 { return r.SteadyLive }, "MiB"},
 	{"heap per cached pod", func(r result) float64 { return r.HeapPerPod() }, "B"},
 }
 

@@ -45,8 +45,9 @@ type E2EResult struct {
 	SyncPeakHeap, SyncPeakLive float64
 	// SyncPeakRSS is VmHWM at the end of the initial sync.
 	SyncPeakRSS float64
-	// SteadyHeap is HeapInuse after the sync and two GCs.
-	SteadyHeap float64
+	// SteadyHeap is HeapInuse after the sync and two GCs; SteadyLive the
+	// live heap then (SteadyHeap less it: the free room of in-use spans).
+	SteadyHeap, SteadyLive float64
 	// Relist figures: the same during the forced relist, from the 410 to
 	// the last update, RSS peak reset just before.
 	RelistSeconds, RelistCPUSeconds float64

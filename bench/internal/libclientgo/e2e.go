@@ -43,7 +43,8 @@ func e2e(ctx context.Context, cfg harness.E2EConfig) (harness.E2EResult, error) 
 		return res, fmt.Errorf("initial sync: %w", err)
 	}
 	res.SyncPeakHeap, res.SyncPeakLive = above(peak.Inuse, base.Inuse), above(peak.Live, base.Live)
-	res.SteadyHeap = above(harness.SettledHeap().Inuse, base.Inuse)
+	settled := harness.SettledHeap()
+	res.SteadyHeap, res.SteadyLive = above(settled.Inuse, base.Inuse), above(settled.Live, base.Live)
 	res.Pods = len(inf.GetIndexer().ListKeys())
 	if err := writeHeapProfile(cfg.HeapProfile, ".sync"); err != nil {
 		return res, err
