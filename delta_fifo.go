@@ -275,6 +275,9 @@ func (f *DeltaFIFO) streamTransformer() TransformFunc { return f.transformer }
 // object itself, and its failures leave the objects before them queued.
 func (f *DeltaFIFO) preparesListed() bool { return false }
 
+// preparesInPage is false: a DeltaFIFO prepares no listed object.
+func (f *DeltaFIFO) preparesInPage() bool { return false }
+
 // replace is Replace with the transform to apply (nil for none).
 //
 // As in client-go, the objects are keyed and transformed one by one, and

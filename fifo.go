@@ -585,4 +585,10 @@ type listPreparer interface {
 	// object as it arrives, before prepareListed transforms the result
 	// again: the transform the queue's owner gave, or nil.
 	streamTransformer() TransformFunc
+	// preparesInPage reports whether prepareListed keeps no reference to
+	// the object it is given other than by returning it (no transform of
+	// the queue's owner sees it, and value sharing copies what it keeps).
+	// A paginated list then prepares each item where it lies in its page,
+	// and copies out only the items prepareListed returns as they are.
+	preparesInPage() bool
 }

@@ -388,6 +388,12 @@ func (f *RealFIFO) relistRequests() <-chan struct{} { return f.sharing.relists()
 // listed, to fail partway as client-go's does.
 func (f *RealFIFO) preparesListed() bool { return f.atomicEvents || f.dedup }
 
+// preparesInPage is true with dedup and no transform of the owner's: then
+// prepareListed keys the object, shares its parts (copying the object
+// when any part is replaced, and never keeping it) or takes the cached
+// copy, and nothing else sees the object.
+func (f *RealFIFO) preparesInPage() bool { return f.dedup && f.ownerTransform == nil }
+
 // streamTransformer is the transform a streaming list applies to each
 // object as it arrives, before prepareListed transforms it again: the
 // queue's transformer, without an informer's dedup. Sharing is for

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -18,7 +19,11 @@ const defaultListPageSize = 500
 
 // listPager reads a LIST page by page. Each page's items are copied out of
 // the page as it arrives (meta.EachListItemWithAlloc), so a page is garbage
-// once read: no stored object keeps a whole response alive.
+// once read: no stored object keeps a whole response alive. With inPage,
+// each item is prepared where it lies in the page instead, and only what
+// prepare returns as it was given is copied out: an item that prepare
+// rebuilds (value sharing) or replaces (the cached copy) is not copied
+// twice.
 type listPager struct {
 	// pageSize is the Limit of each request; zero asks for everything at
 	// once.
@@ -28,6 +33,9 @@ type listPager struct {
 	// prepare, if set, turns each item into what is collected, as the
 	// item is read (see listIntake); its error ends the list.
 	prepare func(obj interface{}) (interface{}, error)
+	// inPage says prepare keeps no reference to the item it is given
+	// other than by returning it (listPreparer.preparesInPage).
+	inPage bool
 	// typeDescription names the listed type in errors.
 	typeDescription string
 }
@@ -119,7 +127,12 @@ func (l *listedItems) addPage(ctx context.Context, page runtime.Object, first bo
 		l.items = make([]interface{}, 0, size)
 	}
 	var prepareErr error
-	err = meta.EachListItemWithAlloc(page, func(item runtime.Object) error {
+	each := meta.EachListItemWithAlloc
+	inPage := p.inPage && prepare != nil
+	if inPage {
+		each = meta.EachListItem
+	}
+	err = each(page, func(item runtime.Object) error {
 		if prepare == nil {
 			l.items = append(l.items, item)
 			return nil
@@ -131,6 +144,9 @@ func (l *listedItems) addPage(ctx context.Context, page runtime.Object, first bo
 		if err != nil {
 			prepareErr = err
 			return err
+		}
+		if inPage && sameObject(obj, item) {
+			obj = copiedOut(item)
 		}
 		l.items = append(l.items, obj)
 		return nil
@@ -145,6 +161,19 @@ func (l *listedItems) addPage(ctx context.Context, page runtime.Object, first bo
 		return "", listResultError{fmt.Errorf("unable to understand list result %#v (%v)", page, err)}
 	}
 	return m.GetContinue(), nil
+}
+
+// copiedOut returns a shallow copy of the object item points at, as
+// meta.EachListItemWithAlloc makes one, so that it does not keep its page
+// alive; an item that is not a pointer is its own copy already.
+func copiedOut(item runtime.Object) runtime.Object {
+	v := reflect.ValueOf(item)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return item
+	}
+	c := reflect.New(v.Elem().Type())
+	c.Elem().Set(v.Elem())
+	return c.Interface().(runtime.Object)
 }
 
 // listPrepareError is a listed object the store refused as it was
@@ -267,7 +296,7 @@ const watchListFallbackMessage = "Data couldn't be fetched in watchlist mode. Fa
 func (r *Reflector) stepList(ctx context.Context) stepResult {
 	from := r.relistResourceVersion()
 	intake := r.listIntake(false)
-	pager := listPager{pageSize: r.listPageSize(from), fetch: r.listerWatcher.ListWithContext, prepare: intake.prepare, typeDescription: r.typeDescription}
+	pager := listPager{pageSize: r.listPageSize(from), fetch: r.listerWatcher.ListWithContext, prepare: intake.prepare, inPage: intake.inPage, typeDescription: r.typeDescription}
 	start := r.clock.Now()
 	listed, stopped, err := r.listInBackground(ctx, func(ctx context.Context) (listedItems, error) {
 		r.metrics.lists.Inc()
@@ -411,6 +440,9 @@ type listIntake struct {
 	// arrive, or nil; the streaming-list consistency check applies it to
 	// the objects it lists.
 	transform TransformFunc
+	// inPage says prepare may be given a paginated list's items where
+	// they lie in their page (listPager.inPage).
+	inPage bool
 }
 
 // listIntake chooses how the objects of a list reach the store. A queue
@@ -423,7 +455,7 @@ type listIntake struct {
 func (r *Reflector) listIntake(streamed bool) listIntake {
 	if p, ok := r.store.(listPreparer); ok && p.preparesListed() {
 		transform := p.streamTransformer()
-		in := listIntake{prepare: p.prepareListed, replace: p.replaceTransformed, transform: transform}
+		in := listIntake{prepare: p.prepareListed, replace: p.replaceTransformed, transform: transform, inPage: p.preparesInPage()}
 		if streamed && transform != nil {
 			in.prepare = transformArriving(transform)
 			in.settle = func(list []interface{}) error { return prepareAll(p, list) }
