@@ -115,13 +115,32 @@ func parallel(ctx context.Context, n, workers int, do func(int) error) error {
 	return context.Cause(ctx)
 }
 
-// waitNodesReady polls until every node is Ready.
-func waitNodesReady(ctx context.Context, c kubernetes.Interface, p plan, wait time.Duration) error {
+// poll calls check every period until it reports done, fails, ctx ends
+// or wait has passed; then the error says what the last check saw.
+func poll(ctx context.Context, wait, period time.Duration, check func() (done bool, saw string, err error)) error {
 	deadline := time.Now().Add(wait)
 	for {
+		done, saw, err := check()
+		if err != nil || done {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("after %s, %s", wait, saw)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(period):
+		}
+	}
+}
+
+// waitNodesReady polls until every node is Ready.
+func waitNodesReady(ctx context.Context, c kubernetes.Interface, p plan, wait time.Duration) error {
+	return poll(ctx, wait, 200*time.Millisecond, func() (bool, string, error) {
 		nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return fmt.Errorf("listing nodes: %w", err)
+			return false, "", fmt.Errorf("listing nodes: %w", err)
 		}
 		ready := 0
 		for i := range nodes.Items {
@@ -129,42 +148,24 @@ func waitNodesReady(ctx context.Context, c kubernetes.Interface, p plan, wait ti
 				ready++
 			}
 		}
-		if ready == p.nodes {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("after %s, %d of %d nodes Ready", wait, ready, p.nodes)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+		return ready == p.nodes, fmt.Sprintf("%d of %d nodes Ready", ready, p.nodes), nil
+	})
 }
 
 // waitRunning polls until every node is Ready and every pod Running and
 // Ready, logging progress.
 func waitRunning(ctx context.Context, c kubernetes.Interface, p plan, start time.Time, wait time.Duration) error {
-	deadline := time.Now().Add(wait)
-	for {
+	return poll(ctx, wait, 5*time.Second, func() (bool, string, error) {
 		st, err := readState(ctx, c)
 		if err != nil {
-			return err
+			return false, "", err
 		}
 		nodes, pods := st.readyNodes(), st.runningPods()
-		if nodes == p.nodes && pods == p.pods {
-			return nil
+		saw := fmt.Sprintf("%d of %d nodes Ready and %d of %d pods running", nodes, p.nodes, pods, p.pods)
+		done := nodes == p.nodes && pods == p.pods
+		if !done {
+			log.Printf("%s: %s", time.Since(start).Round(time.Second), saw)
 		}
-		log.Printf("%s: %d of %d nodes Ready, %d of %d pods Running and Ready",
-			time.Since(start).Round(time.Second), nodes, p.nodes, pods, p.pods)
-		if time.Now().After(deadline) {
-			return fmt.Errorf("after %s, %d of %d nodes Ready and %d of %d pods running", wait, nodes, p.nodes, pods, p.pods)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(5 * time.Second):
-		}
-	}
+		return done, saw, nil
+	})
 }

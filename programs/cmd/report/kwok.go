@@ -18,25 +18,33 @@ import (
 // retries): many of them mean KWOK acted on a pod twice.
 var stageFailed = regexp.MustCompile(`"msg":"failed to apply stage"`)
 
-// countLines counts the lines of path that re matches.
-func countLines(path string, re *regexp.Regexp) (int, error) {
+// eachLine calls fn with every line of path.
+func eachLine(path string, fn func(line []byte)) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, fmt.Errorf("opening %s: %w", path, err)
+		return fmt.Errorf("opening %s: %w", path, err)
 	}
 	defer f.Close()
-	n := 0
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
 	for sc.Scan() {
-		if re.Match(sc.Bytes()) {
-			n++
-		}
+		fn(sc.Bytes())
 	}
 	if err := sc.Err(); err != nil {
-		return n, fmt.Errorf("reading %s: %w", path, err)
+		return fmt.Errorf("reading %s: %w", path, err)
 	}
-	return n, nil
+	return nil
+}
+
+// countLines counts the lines of path that re matches.
+func countLines(path string, re *regexp.Regexp) (int, error) {
+	n := 0
+	err := eachLine(path, func(line []byte) {
+		if re.Match(line) {
+			n++
+		}
+	})
+	return n, err
 }
 
 type window struct{ start, idleFrom, idleTo float64 }

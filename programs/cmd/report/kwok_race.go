@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -46,22 +45,12 @@ type kwokLine struct {
 // readRaceLog reads a KWOK debug log; lines that are not JSON (the GC
 // trace) are skipped.
 func readRaceLog(path string, r *raceRun) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("opening %s: %w", path, err)
-	}
-	defer f.Close()
 	leaseAt := map[string]time.Time{}
 	r.dropped = map[string]int{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
-	for sc.Scan() {
-		if !strings.HasPrefix(sc.Text(), "{") {
-			continue
-		}
+	return eachLine(path, func(line []byte) {
 		var l kwokLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			continue
+		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &l) != nil {
+			return
 		}
 		switch {
 		case l.Msg == "Creating lease":
@@ -75,11 +64,7 @@ func readRaceLog(path string, r *raceRun) error {
 				r.longest = d
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("reading %s: %w", path, err)
-	}
-	return nil
+	})
 }
 
 // countNotRunning counts the pods of an end state (cmd/driver endstate)
