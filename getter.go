@@ -99,7 +99,31 @@ func (r *restRequester) list(ctx context.Context, namespace, resource string, op
 	}
 	defer recoverToError(&err, "listing "+resource)
 	req := r.request(namespace, resource, options)
-	result := call(req, "Do", contextArg(ctx))[0]
+	return decodeResult(call(req, "Do", contextArg(ctx))[0])
+}
+
+// resultDecoder is the Get method of what a request's Do returns
+// (*rest.Result's, for client-go's clients).
+type resultDecoder interface {
+	Get() (runtime.Object, error)
+}
+
+// decodeResult calls result's Get. Where result has that method in its
+// method set, the call is a plain interface call, as client-go's own
+// ListWatch makes it: nothing of ours then holds the result while Get
+// decodes it, so the response body it holds can be collected as soon as
+// Get itself is done with it. Called by reflection, the result would stay
+// referenced from the reflective call's frame until Get returns: a whole
+// list response, kept beside the objects decoded from it.
+func decodeResult(result reflect.Value) (runtime.Object, error) {
+	if result.Kind() == reflect.Interface {
+		result = result.Elem()
+	}
+	if result.IsValid() && result.CanInterface() {
+		if d, ok := result.Interface().(resultDecoder); ok {
+			return d.Get()
+		}
+	}
 	out := call(result, "Get")
 	return asObject(out[0]), asError(out[1])
 }
