@@ -36,9 +36,7 @@
 //	reflector     listwatch.go, getter.go, reflector.go (the type, its
 //	              options and state), reflector_list.go (paginated and
 //	              streaming lists, and the intake that reuses cached
-//	              objects), reflector_list_owned.go (a one-response
-//	              list's items prepared from the reflector's own copy),
-//	              consistency_detector.go, reflector_watch.go,
+//	              objects), consistency_detector.go, reflector_watch.go,
 //	              reflector_run.go (the state machine that drives the
 //	              steps), shard_selector.go (the parser, a parsed
 //	              selector, its ranges and hash, one selector held),

@@ -126,18 +126,9 @@ func (l *listedItems) addPage(ctx context.Context, page runtime.Object, first bo
 		}
 		l.items = make([]interface{}, 0, size)
 	}
-	inPage := p.inPage && prepare != nil
-	if own, ok := ownedItemsIf(inPage, page); ok {
-		// Past GetContinue this branch uses neither page nor m, so only
-		// own keeps the page's items (reflector_list_owned.go).
-		next := m.GetContinue()
-		if err := l.prepareOwned(ctx, own, prepare); err != nil {
-			return "", err
-		}
-		return next, nil
-	}
 	var prepareErr error
 	each := meta.EachListItemWithAlloc
+	inPage := p.inPage && prepare != nil
 	if inPage {
 		each = meta.EachListItem
 	}
