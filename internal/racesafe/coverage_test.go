@@ -39,7 +39,7 @@ func TestEverySynctestPackageImportsRacesafe(t *testing.T) {
 	}
 }
 
-// scanImports returns the directories with a _test.go file importing
+// scanImports returns the directories with a test file importing
 // testing/synctest, and those with any Go file importing this package.
 func scanImports(t *testing.T, root string) (uses, guarded map[string]bool) {
 	t.Helper()
