@@ -55,6 +55,7 @@ func childMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "keep klog output")
 	churn := fs.Bool("churn", false, "be a churn child: sync, then measure while the parent updates the pods")
 	relist := fs.Bool("relist", true, "after the sync, force a relist and measure it")
+	relistLimit := fs.Float64("relist-memory-limit", 0, "run the relist under a Go memory limit of this many times the runtime's settled memory (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -71,7 +72,7 @@ func childMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *churn {
 		res, err = runChurnChild(l, *pods, *kubeconfig, *cpuProf, *heapProf, *timeout, stdin, stdout)
 	} else {
-		res, err = runChild(l, *pods, *kubeconfig, *control, *heapProf, *timeout, *relist)
+		res, err = runChild(l, *pods, *kubeconfig, *control, *heapProf, *timeout, *relist, *relistLimit)
 	}
 	if err == nil {
 		err = json.NewEncoder(stdout).Encode(res)
@@ -83,7 +84,7 @@ func childMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func runChild(l harness.Library, pods int, kubeconfig, control, heapProf string, timeout time.Duration, relist bool) (harness.E2EResult, error) {
+func runChild(l harness.Library, pods int, kubeconfig, control, heapProf string, timeout time.Duration, relist bool, relistLimit float64) (harness.E2EResult, error) {
 	cfg, err := restConfig(kubeconfig)
 	if err != nil {
 		return harness.E2EResult{}, err
@@ -100,6 +101,7 @@ func runChild(l harness.Library, pods int, kubeconfig, control, heapProf string,
 	}
 	if relist {
 		e2eCfg.Relist = e2e.Relister{Client: cs, ControlURL: control}.Relist
+		e2eCfg.RelistMemoryLimit = relistLimit
 	}
 	return l.E2E(context.Background(), e2eCfg)
 }
@@ -141,6 +143,9 @@ func spawnChild(ctx context.Context, opts options, v variant, bin string, pods i
 	}
 	if opts.heapProf != "" {
 		args = append(args, "-heapprofile="+opts.heapProf+"."+v.Name())
+	}
+	if opts.relistMemoryLimit > 0 {
+		args = append(args, "-relist-memory-limit="+strconv.FormatFloat(opts.relistMemoryLimit, 'g', -1, 64))
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = childEnv(os.Environ(), v, opts.list)

@@ -46,6 +46,9 @@ type options struct {
 	// measure a forced relist after the sync.
 	list   listMode
 	relist bool
+	// relistMemoryLimit, above zero, runs each child's relist under a Go
+	// memory limit of that many times its settled memory.
+	relistMemoryLimit float64
 	// jsonOut, when set, is a file the results are written to as JSON,
 	// for a driver (cmd/scale) to read.
 	jsonOut string
@@ -80,6 +83,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		"the harsher workload: the applier writes each pod's token volume, so its managedFields entry is the pod's own (default: ServiceAccount admission adds it, as in a cluster)")
 	list := fs.String("list", string(listStream), "how the informers list: stream (a watch sending the initial objects, client-go's default) or paged")
 	fs.BoolVar(&o.relist, "relist", true, "after each sync, force a relist (etcd compacted, API server restarted) and measure it")
+	fs.Float64Var(&o.relistMemoryLimit, "relist-memory-limit", 0, "run each relist under a Go memory limit (as GOMEMLIMIT sets) of this many times the child's settled memory; 0: none")
 	fs.StringVar(&o.jsonOut, "json", "", "also write the results as JSON to this file")
 	only := fs.String("only", "", "comma-separated variants to run (default all: "+variantNames()+")")
 	fs.DurationVar(&o.churn.Duration, "churn", defaultChurnDuration,

@@ -36,6 +36,8 @@ var relistRows = []row{
 	{"peak live heap, relist", func(r result) float64 { return r.RelistPeakLive }, "MiB"},
 	{"peak RSS, relist (VmHWM reset before)", func(r result) float64 { return r.RelistPeakRSS }, "MiB"},
 	{"heap after relist (GC)", func(r result) float64 { return r.AfterRelistHeap }, "MiB"},
+	{"runtime memory before relist (GOMEMLIMIT's measure)", func(r result) float64 { return r.RelistSteadyMemory }, "MiB"},
+	{"memory limit during relist (-relist-memory-limit; 0: none)", func(r result) float64 { return r.RelistMemoryLimit }, "MiB"},
 	{"notifications after relist (adds + updates + deletes)", func(r result) float64 {
 		return float64(r.RelistAdds + r.RelistUpdates + r.RelistDeletes)
 	}, ""},

@@ -2,6 +2,8 @@ package harness
 
 import (
 	"context"
+	"runtime/debug"
+	"runtime/metrics"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -25,6 +27,12 @@ type E2EConfig struct {
 	// HeapProfile, when set, is where heap profiles are written (suffixed
 	// .sync and .relist).
 	HeapProfile string
+	// RelistMemoryLimit, when above zero, sets the Go runtime's memory
+	// limit (what GOMEMLIMIT sets) just before the relist to this many
+	// times the memory the runtime holds once the sync has settled, as a
+	// process sized to its steady state would run; the limit is lifted
+	// after the relist.
+	RelistMemoryLimit float64
 	// AfterSync, when set, is called with the cache once the informer has
 	// synced and the steady heap is measured: a check or probe of the
 	// objects (the argument is a cache.Indexer of either library).
@@ -54,6 +62,10 @@ type E2EResult struct {
 	RelistPeakHeap, RelistPeakLive  float64
 	RelistPeakRSS                   float64
 	AfterRelistHeap                 float64
+	// RelistMemoryLimit is the memory limit the relist ran under, in
+	// bytes (zero: none), and RelistSteadyMemory the runtime's memory it
+	// was set from.
+	RelistMemoryLimit, RelistSteadyMemory float64
 	// RelistAdds, RelistUpdates and RelistDeletes are the notifications
 	// the handler got from the relist (nothing else changes meanwhile).
 	RelistAdds, RelistUpdates, RelistDeletes int64
@@ -67,3 +79,21 @@ func (r E2EResult) HeapPerPod() float64 { return r.SteadyHeap / float64(max(r.Po
 
 // ProcessCPU is the user plus system CPU time this process has used.
 func ProcessCPU() time.Duration { return processCPU() }
+
+// RuntimeMemory is the memory the Go runtime holds from the OS and has not
+// returned: what its memory limit (GOMEMLIMIT) is measured against.
+func RuntimeMemory() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64() - s[1].Value.Uint64()
+}
+
+// LimitMemory sets the runtime's memory limit to factor times
+// RuntimeMemory and returns the limit, the memory it was set from and a
+// function that lifts it again.
+func LimitMemory(factor float64) (limit, from uint64, lift func()) {
+	from = RuntimeMemory()
+	limit = uint64(factor * float64(from))
+	old := debug.SetMemoryLimit(int64(limit))
+	return limit, from, func() { debug.SetMemoryLimit(old) }
+}

@@ -77,6 +77,11 @@ const relistSettle = 3 * time.Second
 func e2eRelist(ctx context.Context, cfg harness.E2EConfig, inf cache.SharedIndexInformer, h *harness.CountingHandler,
 	base harness.HeapFigures, res *harness.E2EResult) error {
 	harness.SettledHeap()
+	if cfg.RelistMemoryLimit > 0 {
+		limit, from, lift := harness.LimitMemory(cfg.RelistMemoryLimit)
+		defer lift()
+		res.RelistMemoryLimit, res.RelistSteadyMemory = float64(limit), float64(from)
+	}
 	if err := harness.ResetPeakRSS(); err != nil {
 		return err
 	}
