@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"runtime"
+	"strconv"
 	"testing"
 	"weak"
 
@@ -49,11 +50,12 @@ func (r *bodyRequest) Do(context.Context) bodyResult {
 }
 
 func (r bodyResult) Get() (apiruntime.Object, error) {
-	list := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
-	list.ResourceVersion += string(r.body[:0]) // the body is read here
-	r.body = nil
+	// The body is read here, and r is not used again: from here on only
+	// a holder of the result outside Get can keep the body.
+	c, size := r.c, len(r.body)
+	list := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.Itoa(size >> 20)}}
 	runtime.GC()
-	r.c.heldDuringDecode = r.c.body.Value() != nil
+	c.heldDuringDecode = c.body.Value() != nil
 	return list, nil
 }
 
