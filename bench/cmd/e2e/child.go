@@ -56,6 +56,7 @@ func childMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	churn := fs.Bool("churn", false, "be a churn child: sync, then measure while the parent updates the pods")
 	relist := fs.Bool("relist", true, "after the sync, force a relist and measure it")
 	relistLimit := fs.Float64("relist-memory-limit", 0, "run the relist under a Go memory limit of this many times the runtime's settled memory (0: none)")
+	attribute := fs.Bool("attribution", false, "after the sync, report where the cached pods' bytes go")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -72,7 +73,8 @@ func childMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *churn {
 		res, err = runChurnChild(l, *pods, *kubeconfig, *cpuProf, *heapProf, *timeout, stdin, stdout)
 	} else {
-		res, err = runChild(l, *pods, *kubeconfig, *control, *heapProf, *timeout, *relist, *relistLimit)
+		res, err = runChild(l, childRun{pods: *pods, kubeconfig: *kubeconfig, control: *control, heapProf: *heapProf,
+			timeout: *timeout, relist: *relist, relistLimit: *relistLimit, attribute: *attribute})
 	}
 	if err == nil {
 		err = json.NewEncoder(stdout).Encode(res)
@@ -84,8 +86,20 @@ func childMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func runChild(l harness.Library, pods int, kubeconfig, control, heapProf string, timeout time.Duration, relist bool, relistLimit float64) (harness.E2EResult, error) {
-	cfg, err := restConfig(kubeconfig)
+// childRun is what a measured child is asked to do.
+type childRun struct {
+	pods                          int
+	kubeconfig, control, heapProf string
+	timeout                       time.Duration
+	relist, attribute             bool
+	relistLimit                   float64
+}
+
+// attributionRows is how many field paths an attribution reports.
+const attributionRows = 25
+
+func runChild(l harness.Library, c childRun) (harness.E2EResult, error) {
+	cfg, err := restConfig(c.kubeconfig)
 	if err != nil {
 		return harness.E2EResult{}, err
 	}
@@ -95,15 +109,29 @@ func runChild(l harness.Library, pods int, kubeconfig, control, heapProf string,
 	}
 	e2eCfg := harness.E2EConfig{
 		Client:      cs.CoreV1().RESTClient(),
-		Pods:        pods,
-		Timeout:     timeout,
-		HeapProfile: heapProf,
+		Pods:        c.pods,
+		Timeout:     c.timeout,
+		HeapProfile: c.heapProf,
 	}
-	if relist {
-		e2eCfg.Relist = e2e.Relister{Client: cs, ControlURL: control}.Relist
-		e2eCfg.RelistMemoryLimit = relistLimit
+	var attribution *harness.Attribution
+	if c.attribute {
+		e2eCfg.AfterSync = func(indexer any) error {
+			lister, ok := indexer.(interface{ List() []interface{} })
+			if !ok {
+				return fmt.Errorf("attribution: the cache of %s has no List", l.Name)
+			}
+			a := harness.Attribute(lister.List(), attributionRows)
+			attribution = &a
+			return nil
+		}
 	}
-	return l.E2E(context.Background(), e2eCfg)
+	if c.relist {
+		e2eCfg.Relist = e2e.Relister{Client: cs, ControlURL: c.control}.Relist
+		e2eCfg.RelistMemoryLimit = c.relistLimit
+	}
+	res, err := l.E2E(context.Background(), e2eCfg)
+	res.Attribution = attribution
+	return res, err
 }
 
 // childBinary returns the binary to run v's child with: this executable
@@ -146,6 +174,9 @@ func spawnChild(ctx context.Context, opts options, v variant, bin string, pods i
 	}
 	if opts.relistMemoryLimit > 0 {
 		args = append(args, "-relist-memory-limit="+strconv.FormatFloat(opts.relistMemoryLimit, 'g', -1, 64))
+	}
+	if opts.attribute {
+		args = append(args, "-attribution")
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = childEnv(os.Environ(), v, opts.list)

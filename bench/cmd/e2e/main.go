@@ -49,6 +49,9 @@ type options struct {
 	// relistMemoryLimit, above zero, runs each child's relist under a Go
 	// memory limit of that many times its settled memory.
 	relistMemoryLimit float64
+	// attribute has each child report, after its sync, where the cached
+	// pods' bytes go.
+	attribute bool
 	// jsonOut, when set, is a file the results are written to as JSON,
 	// for a driver (cmd/scale) to read.
 	jsonOut string
@@ -84,6 +87,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	list := fs.String("list", string(listStream), "how the informers list: stream (a watch sending the initial objects, client-go's default) or paged")
 	fs.BoolVar(&o.relist, "relist", true, "after each sync, force a relist (etcd compacted, API server restarted) and measure it")
 	fs.Float64Var(&o.relistMemoryLimit, "relist-memory-limit", 0, "run each relist under a Go memory limit (as GOMEMLIMIT sets) of this many times the child's settled memory; 0: none")
+	fs.BoolVar(&o.attribute, "attribution", false, "after each sync, report where the cached pods' bytes go, by field path (a walk of every cached object, after the sync's figures are taken)")
 	fs.StringVar(&o.jsonOut, "json", "", "also write the results as JSON to this file")
 	only := fs.String("only", "", "comma-separated variants to run (default all: "+variantNames()+")")
 	fs.DurationVar(&o.churn.Duration, "churn", defaultChurnDuration,

@@ -121,6 +121,9 @@ func writeReport(w io.Writer, results []result) error {
 			b.WriteString("\n")
 		}
 	}
+	for _, r := range results {
+		writeAttribution(&b, r)
+	}
 	cg, ok := find(results, "client-go")
 	if !ok {
 		_, err := io.WriteString(w, b.String())
@@ -212,4 +215,19 @@ func ratio(a, b float64) float64 {
 		return 0
 	}
 	return a / b
+}
+
+// writeAttribution writes where r's cached pods' bytes go, when its child
+// was asked (-attribution): one line per field path, most bytes first.
+func writeAttribution(b *strings.Builder, r result) {
+	a := r.Attribution
+	if a == nil {
+		return
+	}
+	fmt.Fprintf(b, "\nattribution: variant=%s pods=%d bytes-per-pod=%.0f (every block the cached pods reach, once, in its size class, charged to the field path that reached it first)\n",
+		r.Variant.Name(), a.Objects, a.BytesPerObject)
+	for _, row := range a.Rows {
+		fmt.Fprintf(b, "attribution: variant=%s path=%s bytes-per-pod=%.1f blocks-per-pod=%.2f\n",
+			r.Variant.Name(), row.Path, row.BytesPerObject, row.BlocksPerObject)
+	}
 }

@@ -218,3 +218,36 @@ func TestParseListMode(t *testing.T) {
 		}
 	}
 }
+
+// With -attribution, each variant that has one reports its field paths
+// after the table, and the summary stays the last line.
+func TestWriteReport_Attribution(t *testing.T) {
+	cg := res(variant{Lib: "client-go"}, 100, 1000, 2000, 4000, 800, 2)
+	kc := res(variant{Lib: "kcache"}, 100, 400, 1000, 2000, 400, 2.2)
+	kc.Attribution = &harness.Attribution{Objects: 100, BytesPerObject: 3.5, Rows: []harness.AttributionRow{
+		{Path: "Pod*", BytesPerObject: 2, BlocksPerObject: 1},
+		{Path: "Pod.Spec.Containers[]", BytesPerObject: 1.5, BlocksPerObject: 0.25},
+	}}
+	var b strings.Builder
+	if err := writeReport(&b, []result{withoutRelist(cg), withoutRelist(kc)}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(l, "attribution: ") {
+			got = append(got, strings.SplitN(l, " (", 2)[0])
+		}
+	}
+	want := []string{
+		"attribution: variant=kcache pods=100 bytes-per-pod=4",
+		"attribution: variant=kcache path=Pod* bytes-per-pod=2.0 blocks-per-pod=1.00",
+		"attribution: variant=kcache path=Pod.Spec.Containers[] bytes-per-pod=1.5 blocks-per-pod=0.25",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("attribution lines:\n got %q\nwant %q", got, want)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "e2e: heap/pod") {
+		t.Errorf("last line %q, want the summary", last)
+	}
+}

@@ -72,6 +72,9 @@ type E2EResult struct {
 	// CPUSeconds is the process CPU time from start to the end of the
 	// relist (client setup included).
 	CPUSeconds float64
+	// Attribution, when asked for, is where the cached pods' bytes go
+	// after the sync (Attribute).
+	Attribution *Attribution `json:",omitempty"`
 }
 
 // HeapPerPod is the steady heap per cached pod.
