@@ -23,6 +23,7 @@
 //	               position and the filter of values seen once
 //	plan.go        what the walk knows of each type
 //	walk.go        the walk of a new object
+//	firsts.go      strings repeated within one object, told from shared ones
 //	update.go      the walk of an update beside its twin; Share, ShareUpdate
 //	compare.go     content hash and exact equality
 //	unsafe.go      every unsafe operation of the module

@@ -28,6 +28,11 @@ type walker struct {
 	frames []frame
 	// pairs is scratch space for the entries of a string map.
 	pairs []string
+	// firsts are the strings this walk met before any other walk did
+	// (firsts.go).
+	firsts []firstSighting
+	// firstsByKey indexes firsts by key once there are many of them.
+	firstsByKey map[uint64]int
 }
 
 // frame is memory of its own on the walk's path: the object, a pointer's
@@ -169,6 +174,7 @@ func (s *Table) walkObject(obj interface{}, v reflect.Value, twin addr) interfac
 	}
 	c := w.pop(root)
 	w.s = nil
+	w.forgetFirsts()
 	walkers.Put(w)
 	if c == nil {
 		return obj
@@ -240,7 +246,7 @@ func (w *walker) walkString(a addr, at position, fr int, need bool) uint64 {
 		return maphash.String(w.s.seed, str)
 	}
 	h := maphash.String(w.s.seed, str)
-	if canon, changed := w.s.intern(at, str, h); changed {
+	if canon, changed := w.intern(at, str, h); changed {
 		storeString(w.at(fr, a), canon)
 	}
 	return h
@@ -248,20 +254,28 @@ func (w *walker) walkString(a addr, at position, fr int, need bool) uint64 {
 
 // intern returns the shared string equal to str (of hash h) at position
 // at, whose site is on, making a copy of str the shared one when there is
-// none; changed is false when str is that string already.
-func (s *Table) intern(at position, str string, h uint64) (canon string, changed bool) {
+// none; changed is false when str is that string already. A string this
+// walk met first at the same position is only this object's: the object's
+// later copies point at its first one, and the table keeps no entry.
+func (w *walker) intern(at position, str string, h uint64) (canon string, changed bool) {
 	key := dedupKey{pos: at.path, hash: h, n: len(str)}
-	st := s.stripeFor(key.fold())
+	k := key.fold()
+	st := w.s.stripeFor(k)
 	if p := st.lookup(key); p != nil {
 		if canon := stringAt(addr(p), len(str)); canon == str {
 			at.site.record(true)
 			return canon, addr(p) != stringData(str)
 		}
 	}
-	insert, repeated := s.admit(key.fold())
+	if first, ok := w.firstString(k, str); ok {
+		at.site.record(true)
+		return first, stringData(first) != stringData(str)
+	}
+	insert, repeated := w.s.admit(k)
 	at.site.record(repeated)
 	if !insert {
 		// Seen once: it stays the object's own until another comes.
+		w.sawFirst(k, str)
 		return str, false
 	}
 	// The table refers only to memory it made itself, never to the
@@ -272,11 +286,11 @@ func (s *Table) intern(at position, str string, h uint64) (canon string, changed
 }
 
 // internAt interns str at position at when at's site is on.
-func (s *Table) internAt(at position, str string, h uint64) (string, bool) {
+func (w *walker) internAt(at position, str string, h uint64) (string, bool) {
 	if len(str) == 0 || at.site == nil || !at.site.enabled() {
 		return "", false
 	}
-	return s.intern(at, str, h)
+	return w.intern(at, str, h)
 }
 
 func (w *walker) walkPointer(plan *typePlan, a addr, at position, depth, fr int, need bool) uint64 {
@@ -457,10 +471,10 @@ func (w *walker) dedupStringEntries(plan *typePlan, m addr, at position) addr {
 	pairs, changed := w.pairs[:0], false
 	for k, v := range src {
 		kh := maphash.String(w.s.seed, k)
-		if c, ok := w.s.internAt(keys, k, kh); ok {
+		if c, ok := w.internAt(keys, k, kh); ok {
 			k, changed = c, true
 		}
-		if c, ok := w.s.internAt(at.underKey(kh, &plan.sites.elem), v, maphash.String(w.s.seed, v)); ok {
+		if c, ok := w.internAt(at.underKey(kh, &plan.sites.elem), v, maphash.String(w.s.seed, v)); ok {
 			v, changed = c, true
 		}
 		pairs = append(pairs, k, v)
@@ -560,7 +574,7 @@ func (w *walker) walkHeldString(plan *typePlan, a addr, e reflect.Value, at posi
 	str := e.String()
 	h := maphash.String(w.s.seed, str)
 	held := position{site: &w.s.planOf(e.Type()).sites.held, path: at.path}
-	canon, changed := w.s.internAt(held, str, h)
+	canon, changed := w.internAt(held, str, h)
 	if changed {
 		v := reflect.New(e.Type()).Elem()
 		v.SetString(canon)
