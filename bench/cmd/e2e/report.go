@@ -224,10 +224,10 @@ func writeAttribution(b *strings.Builder, r result) {
 	if a == nil {
 		return
 	}
-	fmt.Fprintf(b, "\nattribution: variant=%s pods=%d bytes-per-pod=%.0f (every block the cached pods reach, once, in its size class, charged to the field path that reached it first)\n",
+	fmt.Fprintf(b, "\nattribution %s: %d pods, %.0f B per pod in all (every block the cached pods reach, once, in its size class, charged to the field path that reached it first)\n",
 		r.Variant.Name(), a.Objects, a.BytesPerObject)
 	for _, row := range a.Rows {
-		fmt.Fprintf(b, "attribution: variant=%s path=%s bytes-per-pod=%.1f blocks-per-pod=%.2f\n",
-			r.Variant.Name(), row.Path, row.BytesPerObject, row.BlocksPerObject)
+		fmt.Fprintf(b, "attribution %s: %.1f B in %.2f blocks per pod: %s\n",
+			r.Variant.Name(), row.BytesPerObject, row.BlocksPerObject, row.Path)
 	}
 }

@@ -234,14 +234,14 @@ func TestWriteReport_Attribution(t *testing.T) {
 	}
 	var got []string
 	for _, l := range strings.Split(b.String(), "\n") {
-		if strings.HasPrefix(l, "attribution: ") {
+		if strings.HasPrefix(l, "attribution ") {
 			got = append(got, strings.SplitN(l, " (", 2)[0])
 		}
 	}
 	want := []string{
-		"attribution: variant=kcache pods=100 bytes-per-pod=4",
-		"attribution: variant=kcache path=Pod* bytes-per-pod=2.0 blocks-per-pod=1.00",
-		"attribution: variant=kcache path=Pod.Spec.Containers[] bytes-per-pod=1.5 blocks-per-pod=0.25",
+		"attribution kcache: 100 pods, 4 B per pod in all",
+		"attribution kcache: 2.0 B in 1.00 blocks per pod: Pod*",
+		"attribution kcache: 1.5 B in 0.25 blocks per pod: Pod.Spec.Containers[]",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("attribution lines:\n got %q\nwant %q", got, want)
