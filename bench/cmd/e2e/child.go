@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -50,7 +51,7 @@ func childMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig")
 	control := fs.String("control", "", "kas control API URL")
 	heapProf := fs.String("heapprofile", "", "heap profile prefix (with -churn: the file)")
-	cpuProf := fs.String("cpuprofile", "", "with -churn: where to write a CPU profile of the churn window")
+	cpuProf := fs.String("cpuprofile", "", "where to write a CPU profile: of the churn window with -churn, else of the whole run")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
 	verbose := fs.Bool("v", false, "keep klog output")
 	churn := fs.Bool("churn", false, "be a churn child: sync, then measure while the parent updates the pods")
@@ -74,7 +75,7 @@ func childMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		res, err = runChurnChild(l, *pods, *kubeconfig, *cpuProf, *heapProf, *timeout, stdin, stdout)
 	} else {
 		res, err = runChild(l, childRun{pods: *pods, kubeconfig: *kubeconfig, control: *control, heapProf: *heapProf,
-			timeout: *timeout, relist: *relist, relistLimit: *relistLimit, attribute: *attribute})
+			cpuProf: *cpuProf, timeout: *timeout, relist: *relist, relistLimit: *relistLimit, attribute: *attribute})
 	}
 	if err == nil {
 		err = json.NewEncoder(stdout).Encode(res)
@@ -90,6 +91,7 @@ func childMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 type childRun struct {
 	pods                          int
 	kubeconfig, control, heapProf string
+	cpuProf                       string
 	timeout                       time.Duration
 	relist, attribute             bool
 	relistLimit                   float64
@@ -98,7 +100,18 @@ type childRun struct {
 // attributionRows is how many field paths an attribution reports.
 const attributionRows = 25
 
-func runChild(l harness.Library, c childRun) (harness.E2EResult, error) {
+func runChild(l harness.Library, c childRun) (res harness.E2EResult, err error) {
+	if c.cpuProf != "" {
+		stop, err := startCPUProfile(c.cpuProf)
+		if err != nil {
+			return res, err
+		}
+		defer func() {
+			if serr := stop(); err == nil {
+				err = serr
+			}
+		}()
+	}
 	cfg, err := restConfig(c.kubeconfig)
 	if err != nil {
 		return harness.E2EResult{}, err
@@ -129,9 +142,26 @@ func runChild(l harness.Library, c childRun) (harness.E2EResult, error) {
 		e2eCfg.Relist = e2e.Relister{Client: cs, ControlURL: c.control}.Relist
 		e2eCfg.RelistMemoryLimit = c.relistLimit
 	}
-	res, err := l.E2E(context.Background(), e2eCfg)
+	res, err = l.E2E(context.Background(), e2eCfg)
 	res.Attribution = attribution
 	return res, err
+}
+
+// startCPUProfile profiles this process's CPU into the file path until the
+// returned stop is called.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 // childBinary returns the binary to run v's child with: this executable
@@ -177,6 +207,9 @@ func spawnChild(ctx context.Context, opts options, v variant, bin string, pods i
 	}
 	if opts.attribute {
 		args = append(args, "-attribution")
+	}
+	if opts.cpuProf != "" {
+		args = append(args, "-cpuprofile="+opts.cpuProf+"."+v.Name()+".run")
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = childEnv(os.Environ(), v, opts.list)

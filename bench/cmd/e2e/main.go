@@ -79,7 +79,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.controlURL, "control", os.Getenv("KAS_CONTROL_URL"), "kas control API URL, to restart the API server")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up on a child after this long")
 	fs.StringVar(&o.heapProf, "heapprofile", "", "write heap profiles of each child to PREFIX.VARIANT.{sync,relist,churn}")
-	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of each churn child's window to PREFIX.VARIANT.churn")
+	fs.StringVar(&o.cpuProf, "cpuprofile", "", "write a CPU profile of each child's run (sync, and relist unless -relist=false) to PREFIX.VARIANT.run, and of each churn child's window to PREFIX.VARIANT.churn")
 	fs.BoolVar(&o.verbose, "v", false, "keep klog output")
 	o.layout = e2e.DefaultLayout
 	fs.BoolVar(&o.layout.ApplierOwnsToken, "applier-owns-token", false,
