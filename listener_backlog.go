@@ -72,6 +72,9 @@ type backlog struct {
 	// used is the most entries held at once since the backlog last
 	// emptied: room far beyond it is given back.
 	used int
+	// initialBurst says an entry queued since the backlog last emptied
+	// was an add of the initial list, a burst that comes once.
+	initialBurst bool
 }
 
 // keyFor names an object for merging; "" when it has none.
@@ -119,7 +122,9 @@ func (b *backlog) pushMerging(n notification) {
 // backlogKeepCap is room for entries that an emptied backlog always keeps;
 // room beyond it is given back when the backlog empties after using less
 // than a quarter of it, so a burst's room serves the next bursts while they
-// come, and is freed once they stop.
+// come, and is freed once they stop. The room of a burst that held the
+// initial list is given back as soon as it empties: that burst does not
+// come again (a relist's updates are a burst of their own).
 const backlogKeepCap = 1024
 
 // appendEntry appends e, doubling the room when it runs out: a burst of
@@ -133,6 +138,7 @@ func (b *backlog) appendEntry(e pendingEntry) {
 	}
 	b.entries = append(b.entries, e)
 	b.used = max(b.used, len(b.entries)-b.head)
+	b.initialBurst = b.initialBurst || e.first.initialList
 }
 
 // merging reports whether notifications pushed now merge per object.
@@ -256,12 +262,12 @@ func (b *backlog) pop() (first notification, second *notification, ok bool) {
 // a non-zero limit.
 func (b *backlog) compact() {
 	if b.head == len(b.entries) && b.head > 0 {
-		if cap(b.entries) > backlogKeepCap && b.used < cap(b.entries)/4 {
+		if cap(b.entries) > backlogKeepCap && (b.used < cap(b.entries)/4 || b.initialBurst) {
 			b.entries = nil
 		} else {
 			b.entries = b.entries[:0]
 		}
-		b.head, b.used = 0, 0
+		b.head, b.used, b.initialBurst = 0, 0, false
 	} else if b.head > 1024 && b.head*2 > len(b.entries) {
 		n := copy(b.entries, b.entries[b.head:])
 		clear(b.entries[n:])

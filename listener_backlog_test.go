@@ -462,8 +462,10 @@ func TestSharedProcessor_StalledHandlerBacklogIsBoundedByTheObjects(t *testing.T
 
 func TestBacklog_GivesBackTheRoomOfABurstOnceBurstsStop(t *testing.T) {
 	fill := func(b *backlog, n int) {
-		for i := range n {
-			b.push(addNotification(seqObject(i, 1), false))
+		// A negative n is a burst of the initial list's adds.
+		initial := n < 0
+		for i := range max(n, -n) {
+			b.push(addNotification(seqObject(i, 1), initial))
 		}
 		for {
 			if _, _, ok := b.pop(); !ok {
@@ -475,9 +477,12 @@ func TestBacklog_GivesBackTheRoomOfABurstOnceBurstsStop(t *testing.T) {
 		bursts  []int
 		wantCap int
 	}{
-		"small backlogs keep their room":                     {bursts: []int{1000, 10}, wantCap: 1024},
-		"a burst's room stays while bursts of its size come": {bursts: []int{5000, 3000}, wantCap: 8192},
-		"and is given back after a small one":                {bursts: []int{5000, 3000, 10}, wantCap: 0},
+		"small backlogs keep their room":                      {bursts: []int{1000, 10}, wantCap: 1024},
+		"a burst's room stays while bursts of its size come":  {bursts: []int{5000, 3000}, wantCap: 8192},
+		"and is given back after a small one":                 {bursts: []int{5000, 3000, 10}, wantCap: 0},
+		"the initial list's room is given back once drained":  {bursts: []int{-5000}, wantCap: 0},
+		"and a small initial list keeps the room kept always": {bursts: []int{-1000}, wantCap: 1024},
+		"a burst after the initial list keeps its room again": {bursts: []int{-5000, 5000}, wantCap: 8192},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
