@@ -155,6 +155,13 @@ func parentMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, churnLine(*churned))
 	}
 	fmt.Fprintln(stdout)
+	if opts.cpuProf != "" {
+		// Before the report: its summary stays the last line.
+		if err := writeProfileSummaries(ctx, stdout, opts.cpuProf, opts.variants); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+	}
 	if err := writeReport(stdout, results); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
