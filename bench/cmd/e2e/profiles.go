@@ -16,25 +16,29 @@ import (
 // file gets.
 const profileTop = 30
 
-// writeProfileSummaries writes the top of each variant's run profile
-// (-cpuprofile PREFIX: PREFIX.VARIANT.run), by cumulative time, as lines
-// "cpu-profile VARIANT: ..." for the result file, so that a figure read from
-// a profile has a file to come from. A variant without a profile is
+// writeProfileSummaries writes the top of each variant's CPU profiles
+// (-cpuprofile PREFIX: PREFIX.VARIANT.run, the child's run, and
+// PREFIX.VARIANT.churn, its churn window), by cumulative time, as lines
+// "cpu-profile VARIANT.KIND: ..." for the result file, so that a figure
+// read from a profile has a file to come from. A profile not written is
 // skipped.
 func writeProfileSummaries(ctx context.Context, w io.Writer, prefix string, variants []variant) error {
 	for _, v := range variants {
-		path := prefix + "." + v.Name() + ".run"
-		if _, err := os.Stat(path); err != nil {
-			continue
+		for _, kind := range []string{"run", "churn"} {
+			path := prefix + "." + v.Name() + "." + kind
+			if _, err := os.Stat(path); err != nil {
+				continue
+			}
+			cmd := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-cum", "-nodecount="+strconv.Itoa(profileTop), path)
+			var out, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &stderr
+			if err := cmd.Run(); err != nil {
+				return fmt.Errorf("e2e: summarize %s: %w: %s", path, err, strings.TrimSpace(stderr.String()))
+			}
+			label := "cpu-profile " + v.Name() + "." + kind + ": "
+			fmt.Fprintf(w, "\n%sgo tool pprof -top -cum -nodecount=%d %s\n", label, profileTop, path)
+			prefixLines(w, label, &out)
 		}
-		cmd := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-cum", "-nodecount="+strconv.Itoa(profileTop), path)
-		var out, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("e2e: summarize %s: %w: %s", path, err, strings.TrimSpace(stderr.String()))
-		}
-		fmt.Fprintf(w, "\ncpu-profile %s: go tool pprof -top -cum -nodecount=%d %s\n", v.Name(), profileTop, path)
-		prefixLines(w, "cpu-profile "+v.Name()+": ", &out)
 	}
 	return nil
 }

@@ -28,14 +28,14 @@ func TestWriteProfileSummaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	if !strings.Contains(out, "cpu-profile kcache: go tool pprof -top -cum") {
+	if !strings.Contains(out, "cpu-profile kcache.run: go tool pprof -top -cum") {
 		t.Errorf("no summary of kcache's profile in:\n%s", out)
 	}
 	if strings.Contains(out, "cpu-profile client-go") {
 		t.Errorf("a summary for a variant without a profile:\n%s", out)
 	}
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		if !strings.HasPrefix(l, "cpu-profile kcache: ") {
+		if !strings.HasPrefix(l, "cpu-profile kcache.run: ") {
 			t.Errorf("line without its prefix: %q", l)
 		}
 	}
