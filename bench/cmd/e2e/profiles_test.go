@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -38,5 +39,27 @@ func TestWriteProfileSummaries(t *testing.T) {
 		if !strings.HasPrefix(l, "cpu-profile kcache.run: ") {
 			t.Errorf("line without its prefix: %q", l)
 		}
+	}
+}
+
+// The summary keeps the header, the first functions, and further ones of
+// this repository only.
+func TestTopAndOwn(t *testing.T) {
+	listing := `File: e2e
+Type: cpu
+
+      flat  flat%   sum%        cum   cum%
+     1s 10% 10%  5s 50%  runtime.a
+     1s 10% 20%  4s 40%  github.com/kcache/cache.b
+     1s 10% 30%  3s 30%  k8s.io/api/core/v1.c
+     1s 10% 40%  2s 20%  github.com/kcache/cache/internal/dedup.d
+     1s 10% 50%  1s 10%  runtime.e
+`
+	got := topAndOwn(listing, 2, ownPackage)
+	want := []string{"File: e2e", "Type: cpu", "flat  flat%   sum%        cum   cum%",
+		"1s 10% 10%  5s 50%  runtime.a", "1s 10% 20%  4s 40%  github.com/kcache/cache.b",
+		"1s 10% 40%  2s 20%  github.com/kcache/cache/internal/dedup.d"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
 	}
 }
