@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -102,7 +101,7 @@ const attributionRows = 25
 
 func runChild(l harness.Library, c childRun) (res harness.E2EResult, err error) {
 	if c.cpuProf != "" {
-		stop, err := startCPUProfile(c.cpuProf)
+		stop, err := harness.StartCPUProfile(c.cpuProf)
 		if err != nil {
 			return res, err
 		}
@@ -145,23 +144,6 @@ func runChild(l harness.Library, c childRun) (res harness.E2EResult, err error) 
 	res, err = l.E2E(context.Background(), e2eCfg)
 	res.Attribution = attribution
 	return res, err
-}
-
-// startCPUProfile profiles this process's CPU into the file path until the
-// returned stop is called.
-func startCPUProfile(path string) (stop func() error, err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	return func() error {
-		pprof.StopCPUProfile()
-		return f.Close()
-	}, nil
 }
 
 // childBinary returns the binary to run v's child with: this executable

@@ -124,7 +124,7 @@ func MeasureChurn(ctx context.Context, cfg ChurnConfig, p ChurnProbe) (ChurnResu
 	if err := cfg.Begin(ctx); err != nil {
 		return res, fmt.Errorf("churn: begin: %w", err)
 	}
-	stopProfile, err := startCPUProfile(cfg.CPUProfile)
+	stopProfile, err := StartCPUProfile(cfg.CPUProfile)
 	if err != nil {
 		return res, err
 	}
@@ -180,9 +180,9 @@ func waitCount(ctx context.Context, count func() int64, want int64) error {
 // baseline.
 func above(v, base uint64) float64 { return float64(int64(v) - int64(base)) }
 
-// startCPUProfile starts a CPU profile into path unless path is "", and
+// StartCPUProfile starts a CPU profile into path unless path is "", and
 // returns what stops it and closes the file.
-func startCPUProfile(path string) (stop func() error, err error) {
+func StartCPUProfile(path string) (stop func() error, err error) {
 	if path == "" {
 		return func() error { return nil }, nil
 	}
