@@ -75,9 +75,13 @@ func TestDeduper_RepeatsWithinOneObjectTakeNoEntries(t *testing.T) {
 			}
 			goruntime.KeepAlive(kept)
 			// Only the filter's false positives (a first sighting it wrongly
-			// says it saw) may let a name in: a few percent while it fills.
-			if tokens*10 > pods {
-				t.Errorf("table holds %d token volume names of %d pods, each of one pod only: want a tenth at most", tokens, pods)
+			// says it saw) may let a name in. How many depends on the
+			// table's random hash seed: a few percent of the pods on
+			// average, now and then above a tenth. A walk that lets
+			// repeats in puts in one name per pod, so a quarter is far from
+			// both.
+			if tokens*4 > pods {
+				t.Errorf("table holds %d token volume names of %d pods, each of one pod only: want a quarter at most", tokens, pods)
 			}
 		})
 	}
