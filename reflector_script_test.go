@@ -193,8 +193,10 @@ func (s *reflectorScript) do(t *testing.T, d *datadriven.TestData) string {
 	case "bookmark":
 		var rv string
 		d.ScanArgs(t, "rv", &rv)
-		s.send(watch.Event{Type: watch.Bookmark, Object: &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv}}})
+		// The log's length is taken before the send: the reflector may
+		// note the bookmark before this goroutine runs again.
 		before := s.logLen()
+		s.send(watch.Event{Type: watch.Bookmark, Object: &v1.Pod{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv}}})
 		s.waitFor(t, "the bookmark", func() bool { return s.logLen() > before })
 	case "expire", "close":
 		next := s.watchCount(s.watchesOpened() + 1)

@@ -36,7 +36,8 @@
 # (named in the message), and exits non-zero if any version failed.
 #
 # Environment: GO (default go), MINORS_TEST_RUN (a -run regexp to narrow
-# the tests), MINORS_KEEP=1 to keep every scratch directory.
+# the tests), MINORS_KEEP=1 to keep every scratch directory, MINORS_JOBS
+# for how many versions run at once (default 2).
 set -uo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -218,22 +219,56 @@ check_program_stays() {
 	"$GO" vet ./... && "$GO" build -o /dev/null .
 }
 
-failed=0
-for version in "${versions[@]}"; do
-	dir="$(mktemp -d "${TMPDIR:-/tmp}/kcache-minors-$module-$version.XXXXXX")"
-	start=$SECONDS
-	program=false
+# test_version VERSION DIR runs one version in DIR (run_version, and for
+# the bridge's oldest minor check_program_stays) with its output in
+# DIR/log, and writes into DIR/result its line: ok or FAILED, with seconds.
+test_version() {
+	local version="$1" dir="$2" start=$SECONDS program=false
 	[ "$module" = clientgo ] && [ "$version" = "${versions[0]}" ] && program=true
 	if (run_version "$version" "$dir/mod" && if $program; then check_program_stays "$version" "$dir/program"; fi) >"$dir/log" 2>&1; then
-		echo "minors: $module on $version: ok ($((SECONDS - start))s)"
-		[ "${MINORS_KEEP:-}" = 1 ] || rm -rf "$dir"
+		echo "ok ($((SECONDS - start))s)" >"$dir/result"
 	else
-		echo "minors: $module on $version: FAILED ($((SECONDS - start))s); output in $dir/log:" >&2
+		echo "FAILED ($((SECONDS - start))s)" >"$dir/result"
+	fi
+}
+
+# The versions run MINORS_JOBS at a time (default 2): each one's tests
+# spend much of their time waiting (for deliveries, timeouts, a relist),
+# so two share this project's two-core machines well. Their lines come
+# in the order of the versions, once all have ended.
+jobs_max="${MINORS_JOBS:-2}"
+case "$jobs_max" in '' | *[!0-9]* | 0) echo "minors: MINORS_JOBS=$jobs_max: want a positive number" >&2; exit 2 ;; esac
+dirs=()
+running=0
+for version in "${versions[@]}"; do
+	dir="$(mktemp -d "${TMPDIR:-/tmp}/kcache-minors-$module-$version.XXXXXX")"
+	dirs+=("$dir")
+	if [ "$running" -ge "$jobs_max" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+	test_version "$version" "$dir" &
+	running=$((running + 1))
+done
+wait
+
+failed=0
+for i in "${!versions[@]}"; do
+	version="${versions[$i]}" dir="${dirs[$i]}"
+	result="$(cat "$dir/result" 2>/dev/null || echo "FAILED (no result)")"
+	case "$result" in
+	ok*)
+		echo "minors: $module on $version: $result"
+		[ "${MINORS_KEEP:-}" = 1 ] || rm -rf "$dir"
+		;;
+	*)
+		echo "minors: $module on $version: $result; output in $dir/log:" >&2
 		# A failing test's report is usually far above the log's end, under
 		# other tests' klog lines: show it first.
 		grep -a -A 30 -- '--- FAIL' "$dir/log" | head -n 120 >&2
 		tail -n 40 "$dir/log" >&2
 		failed=1
-	fi
+		;;
+	esac
 done
 exit $failed
