@@ -234,9 +234,9 @@ test_version() {
 
 # The versions run MINORS_JOBS at a time (default 4, every default
 # version at once): each one's tests spend much of their time waiting (for
-# deliveries, timeouts, a relist), so on a two-core machine the root's
-# three took 187 s at once against 271 s one after another, and the
-# bridge's four 112 s against 187 s. Their lines come in the order of the
+# deliveries, timeouts, a relist), so even on two cores they end sooner
+# together than one after another (make test's closing table gives each
+# target's time and CPU time). Their lines come in the order of the
 # versions, once all have ended.
 jobs_max="${MINORS_JOBS:-4}"
 case "$jobs_max" in '' | *[!0-9]* | 0) echo "minors: MINORS_JOBS=$jobs_max: want a positive number" >&2; exit 2 ;; esac
