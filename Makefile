@@ -6,10 +6,8 @@ PKGS ?= ./...
 
 # test runs TEST_TARGETS in order through tools/timed-targets.sh, which
 # prints each target's time as it ends (and a table at the end), so that a
-# run CI stops at its time limit still shows where the time went. Targets
-# joined by "+" run at the same time (targets that mostly wait and share no
-# kas, port or directory; see the script).
-TEST_TARGETS = fmt-check vet lint+release-check+unit+compat+clientgo-test+membership-test+sharding-test+programs-test minors-test bench-smoke clientgo-minors-test examples-test bench-smoke-compare overlay-test integration k8s-suites-smoke ecosystem-smoke bench-e2e-quick bench-scale-out-quick
+# run CI stops at its time limit still shows where the time went.
+TEST_TARGETS = fmt-check vet lint release-check unit minors-test bench-smoke compat clientgo-test clientgo-minors-test membership-test sharding-test examples-test bench-smoke-compare programs-test overlay-test integration k8s-suites-smoke ecosystem-smoke bench-e2e-quick bench-scale-out-quick
 test:
 	@MAKE="$(MAKE)" tools/timed-targets.sh $(TEST_TARGETS)
 
