@@ -55,6 +55,7 @@ func childMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "keep klog output")
 	churn := fs.Bool("churn", false, "be a churn child: sync, then measure while the parent updates the pods")
 	relist := fs.Bool("relist", true, "after the sync, force a relist and measure it")
+	quietRelist := fs.Bool("quiet-relist", false, "the variant runs with quiet relists: expect no notification from the relist")
 	relistLimit := fs.Float64("relist-memory-limit", 0, "run the relist under a Go memory limit of this many times the runtime's settled memory (0: none)")
 	attribute := fs.Bool("attribution", false, "after the sync, report where the cached pods' bytes go")
 	if err := fs.Parse(args); err != nil {
@@ -74,7 +75,7 @@ func childMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		res, err = runChurnChild(l, *pods, *kubeconfig, *cpuProf, *heapProf, *timeout, stdin, stdout)
 	} else {
 		res, err = runChild(l, childRun{pods: *pods, kubeconfig: *kubeconfig, control: *control, heapProf: *heapProf,
-			cpuProf: *cpuProf, timeout: *timeout, relist: *relist, relistLimit: *relistLimit, attribute: *attribute})
+			cpuProf: *cpuProf, timeout: *timeout, relist: *relist, quietRelist: *quietRelist, relistLimit: *relistLimit, attribute: *attribute})
 	}
 	if err == nil {
 		err = json.NewEncoder(stdout).Encode(res)
@@ -88,12 +89,12 @@ func childMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // childRun is what a measured child is asked to do.
 type childRun struct {
-	pods                          int
-	kubeconfig, control, heapProf string
-	cpuProf                       string
-	timeout                       time.Duration
-	relist, attribute             bool
-	relistLimit                   float64
+	pods                           int
+	kubeconfig, control, heapProf  string
+	cpuProf                        string
+	timeout                        time.Duration
+	relist, quietRelist, attribute bool
+	relistLimit                    float64
 }
 
 // attributionRows is how many field paths an attribution reports.
@@ -140,6 +141,7 @@ func runChild(l harness.Library, c childRun) (res harness.E2EResult, err error) 
 	if c.relist {
 		e2eCfg.Relist = e2e.Relister{Client: cs, ControlURL: c.control}.Relist
 		e2eCfg.RelistMemoryLimit = c.relistLimit
+		e2eCfg.QuietRelist = c.quietRelist
 	}
 	res, err = l.E2E(context.Background(), e2eCfg)
 	res.Attribution = attribution
@@ -180,6 +182,7 @@ func spawnChild(ctx context.Context, opts options, v variant, bin string, pods i
 		"-timeout=" + opts.timeout.String(),
 		"-v=" + strconv.FormatBool(opts.verbose),
 		"-relist=" + strconv.FormatBool(opts.relist),
+		"-quiet-relist=" + strconv.FormatBool(v.Quiet),
 	}
 	if opts.heapProf != "" {
 		args = append(args, "-heapprofile="+opts.heapProf+"."+v.Name())

@@ -22,8 +22,12 @@ type E2EConfig struct {
 	// that the informer lists every pod again; it returns a resourceVersion
 	// that the relist's list is at or past. A nil Relist skips the relist
 	// phase.
-	Relist  func(ctx context.Context) (uint64, error)
-	Timeout time.Duration
+	Relist func(ctx context.Context) (uint64, error)
+	// QuietRelist says the informer was asked for quiet relists
+	// (KCACHE_QUIET_RELIST): its relist should bring no notification for
+	// the unchanged pods.
+	QuietRelist bool
+	Timeout     time.Duration
 	// HeapProfile, when set, is where heap profiles are written (suffixed
 	// .sync and .relist).
 	HeapProfile string
@@ -37,6 +41,16 @@ type E2EConfig struct {
 	// synced and the steady heap is measured: a check or probe of the
 	// objects (the argument is a cache.Indexer of either library).
 	AfterSync func(indexer any) error
+}
+
+// RelistNotifications is how many notifications the forced relist should
+// bring, nothing having changed on the server: one update per pod, or
+// none under a quiet relist.
+func (c E2EConfig) RelistNotifications() int64 {
+	if c.QuietRelist {
+		return 0
+	}
+	return int64(c.Pods)
 }
 
 // E2EResult is what one end-to-end child measured. Heap figures are bytes

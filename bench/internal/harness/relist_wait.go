@@ -22,16 +22,24 @@ func (n Notifications) Since(before Notifications) Notifications {
 
 func (n Notifications) total() int64 { return n.Adds + n.Updates + n.Deletes }
 
-// RelistWait says when an informer has finished a relist that delivers an
-// unknown number of notifications (none at all, under a quiet relist): its
-// last synced resourceVersion has reached MinRV (the list is in the
-// informer's queue) and its handler has then been silent for Settle.
+// RelistWait says when an informer has finished a relist: its last synced
+// resourceVersion has reached MinRV (the list is in the informer's queue)
+// and its handler has then been silent for Settle, once Expect
+// notifications have come, or for Stall before that.
 type RelistWait struct {
 	Handler *CountingHandler
 	// SyncedRV is the informer's LastSyncResourceVersion.
 	SyncedRV func() string
 	MinRV    uint64
 	Settle   time.Duration
+	// Expect is how many notifications the relist should bring (see
+	// E2EConfig.RelistNotifications). Until they have come, silence ends
+	// the wait only after Stall (if longer than Settle): a library may
+	// rebuild its whole cache before its first notification, as client-go
+	// v0.37.2 does with AtomicFIFO, and at 100,000 pods that takes longer
+	// than Settle. Fewer than Expect is a result, not an error.
+	Expect int64
+	Stall  time.Duration
 	// Poll is how often the counts are read; 0 means 20 ms.
 	Poll time.Duration
 }
@@ -48,7 +56,8 @@ func (w RelistWait) Wait(ctx context.Context) (time.Time, error) {
 	defer tick.Stop()
 	var listed bool
 	var last time.Time
-	seen := w.Handler.Counts().total()
+	first := w.Handler.Counts().total()
+	seen := first
 	for {
 		now := time.Now()
 		if n := w.Handler.Counts().total(); n != seen {
@@ -58,7 +67,7 @@ func (w RelistWait) Wait(ctx context.Context) (time.Time, error) {
 			listed = true
 			last = now
 		}
-		if listed && now.Sub(last) >= w.Settle {
+		if listed && now.Sub(last) >= w.silence(seen-first) {
 			return last, nil
 		}
 		select {
@@ -68,6 +77,15 @@ func (w RelistWait) Wait(ctx context.Context) (time.Time, error) {
 		case <-tick.C:
 		}
 	}
+}
+
+// silence is how long the handler must stay silent, after got
+// notifications, for the relist to be over.
+func (w RelistWait) silence(got int64) time.Duration {
+	if got < w.Expect && w.Stall > w.Settle {
+		return w.Stall
+	}
+	return w.Settle
 }
 
 // rvAtLeast reports whether the resourceVersion rv parses to min or more.
