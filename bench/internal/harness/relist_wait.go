@@ -79,6 +79,11 @@ func (w RelistWait) Wait(ctx context.Context) (time.Time, error) {
 	}
 }
 
+// RelistStall is the Stall both libraries' e2e children wait with: how
+// long the handler may stay silent, before the relist has brought the
+// notifications it should, without the relist counting as over.
+const RelistStall = 2 * time.Minute
+
 // silence is how long the handler must stay silent, after got
 // notifications, for the relist to be over.
 func (w RelistWait) silence(got int64) time.Duration {

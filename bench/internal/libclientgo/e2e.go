@@ -70,11 +70,6 @@ func e2e(ctx context.Context, cfg harness.E2EConfig) (harness.E2EResult, error) 
 // list is in the informer, for the relist to count as over.
 const relistSettle = 3 * time.Second
 
-// relistStall is how long the handler may stay silent, before the relist
-// has brought the notifications it should, without the relist counting as
-// over (harness.RelistWait.Stall).
-const relistStall = 2 * time.Minute
-
 // e2eRelist has the server force a relist of the synced informer and
 // measures it into res: time, CPU, peaks, and the notifications it caused.
 func e2eRelist(ctx context.Context, cfg harness.E2EConfig, inf cache.SharedIndexInformer, h *harness.CountingHandler,
@@ -95,7 +90,7 @@ func e2eRelist(ctx context.Context, cfg harness.E2EConfig, inf cache.SharedIndex
 	last := start
 	if err == nil {
 		last, err = harness.RelistWait{Handler: h, SyncedRV: inf.LastSyncResourceVersion, MinRV: minRV,
-			Settle: relistSettle, Expect: cfg.RelistNotifications(), Stall: relistStall}.Wait(ctx)
+			Settle: relistSettle, Expect: cfg.RelistNotifications(), Stall: harness.RelistStall}.Wait(ctx)
 	}
 	res.RelistSeconds = last.Sub(start).Seconds()
 	res.RelistCPUSeconds = (harness.ProcessCPU() - cpu0).Seconds()
